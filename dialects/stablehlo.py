@@ -1,0 +1,416 @@
+"""Python builders for the StableHLO ops hlobridge emits.
+
+IREE ships no `stablehlo` Python module; the dialect is registered in every context,
+so ops are built with `ir.Operation.create`. This module is the only place that does
+so: every other module calls these builders, which take and return `ir.Value`s and
+must run inside an active `ir.Context`, `ir.Location` and `ir.InsertionPoint`.
+
+`Operation.create` does not verify; the lowering driver verifies the whole module
+before IREE sees it (see iree-notes: invalid IR can crash the compiler).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+from iree.compiler import ir
+
+from hlobridge import dtypes
+
+Value = ir.Value
+
+
+# -- types and attributes ---------------------------------------------------------------
+
+def element_type(dtype) -> ir.Type:
+    spelling = dtypes.mlir_name(dtype)
+    if spelling is None:
+        raise TypeError(f"dtype {dtypes.name(dtype)} has no StableHLO element type")
+    return ir.Type.parse(spelling)
+
+
+def tensor_type(shape: Sequence[int], dtype) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(list(shape), element_type(dtype))
+
+
+def shape_of(v: Value) -> list[int]:
+    return list(ir.RankedTensorType(v.type).shape)
+
+
+def element_type_of(v: Value) -> ir.Type:
+    return ir.RankedTensorType(v.type).element_type
+
+
+def i64_array(values: Sequence[int]) -> ir.DenseI64ArrayAttr:
+    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+
+
+def i64_elements(values, shape=None) -> ir.DenseIntElementsAttr:
+    arr = np.asarray(values, dtype=np.int64)
+    if shape is not None:
+        arr = arr.reshape(shape)
+    return ir.DenseIntElementsAttr.get(arr)
+
+
+def _attr(text: str) -> ir.Attribute:
+    return ir.Attribute.parse(text)
+
+
+def _i64(value: int) -> ir.IntegerAttr:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
+
+
+def _create(name: str, operands: Sequence[Value], results=None, attrs=None, regions=0):
+    return ir.Operation.create(name, results=results, operands=list(operands),
+                               attributes=attrs or {}, regions=regions,
+                               infer_type=results is None)
+
+
+def _one(name, operands, results=None, attrs=None) -> Value:
+    return _create(name, operands, results, attrs).result
+
+
+# -- constants ----------------------------------------------------------------------------
+
+def dense_attr(array: np.ndarray, dtype=None) -> ir.DenseElementsAttr:
+    """A DenseElementsAttr holding `array` as `dtype` (default: the array's own)."""
+    dtype = np.dtype(dtype if dtype is not None else array.dtype)
+    array = np.asarray(array).astype(dtype, order="C")  # (ascontiguousarray would make 0-d 1-d)
+    ttype = tensor_type(array.shape, dtype)
+    if array.size and (array == array.flat[0]).all() and dtype.kind != "b":
+        return ir.DenseElementsAttr.get_splat(ttype, _scalar_attr(array.flat[0], dtype))
+    if dtype == np.bool_:
+        return ir.DenseElementsAttr.get(array.astype(np.bool_), type=ir.IntegerType.get_signless(1),
+                                        shape=list(array.shape))
+    if dtypes.name(dtype) in ("bfloat16", "float16", "float8_e5m2", "float8_e4m3fn"):
+        raw = array.view({1: np.uint8, 2: np.uint16}[dtype.itemsize])
+        return ir.DenseElementsAttr.get(raw, type=element_type(dtype), shape=list(array.shape))
+    return ir.DenseElementsAttr.get(array, signless=not dtypes.is_unsigned(dtype),
+                                    type=element_type(dtype), shape=list(array.shape))
+
+
+def _scalar_attr(value, dtype) -> ir.Attribute:
+    et = element_type(dtype)
+    if dtypes.is_floating(dtype):
+        return ir.FloatAttr.get(et, float(value))
+    if dtype == np.bool_:
+        return ir.IntegerAttr.get(et, int(bool(value)))
+    if dtypes.is_unsigned(dtype):
+        # IntegerAttr of an unsigned type takes the value's bit pattern as signed int64
+        return ir.IntegerAttr.get(et, int(np.asarray(value, dtype).astype(np.int64)))
+    return ir.IntegerAttr.get(et, int(value))
+
+
+def constant(array, dtype=None) -> Value:
+    array = np.asarray(array)
+    return _one("stablehlo.constant", [], attrs={"value": dense_attr(array, dtype)})
+
+
+def splat(value, shape: Sequence[int], dtype) -> Value:
+    attr = ir.DenseElementsAttr.get_splat(tensor_type(shape, dtype), _scalar_attr(value, dtype))
+    return _one("stablehlo.constant", [], attrs={"value": attr})
+
+
+def scalar_like(value, v: Value) -> Value:
+    """A constant of `value` with the shape and element type of `v`."""
+    ttype = ir.RankedTensorType(v.type)
+    et = ttype.element_type
+    if isinstance(et, ir.FloatType):
+        attr = ir.FloatAttr.get(et, float(value))
+    else:
+        attr = ir.IntegerAttr.get(et, int(value))
+    return _one("stablehlo.constant", [], attrs={"value": ir.DenseElementsAttr.get_splat(ttype, attr)})
+
+
+# -- elementwise --------------------------------------------------------------------------
+
+def unary(op: str, x: Value) -> Value:
+    """stablehlo.<op> with the operand's type (exponential, tanh, negate, abs, ...)."""
+    return _one(f"stablehlo.{op}", [x])
+
+
+def chlo_unary(op: str, x: Value) -> Value:
+    """chlo.<op> (erf, erfc, lgamma, ...): decomposed into StableHLO by IREE's input pipeline."""
+    return _one(f"chlo.{op}", [x], [x.type])
+
+
+def binary(op: str, a: Value, b: Value) -> Value:
+    """stablehlo.<op> of two same-typed operands (add, subtract, maximum, power, and, ...)."""
+    return _one(f"stablehlo.{op}", [a, b])
+
+
+def add(a, b): return binary("add", a, b)
+def subtract(a, b): return binary("subtract", a, b)
+def multiply(a, b): return binary("multiply", a, b)
+def divide(a, b): return binary("divide", a, b)
+def maximum(a, b): return binary("maximum", a, b)
+def minimum(a, b): return binary("minimum", a, b)
+
+
+def _compare_type(et: ir.Type) -> str:
+    if isinstance(et, ir.FloatType):
+        return "FLOAT"
+    if isinstance(et, ir.IntegerType):
+        it = ir.IntegerType(et)
+        return "UNSIGNED" if (it.is_unsigned or it.width == 1) else "SIGNED"
+    return "FLOAT"
+
+
+def compare(direction: str, a: Value, b: Value) -> Value:
+    """direction: EQ NE LT LE GT GE."""
+    ct = _compare_type(element_type_of(a))
+    return _one("stablehlo.compare", [a, b], attrs={
+        "comparison_direction": _attr(f"#stablehlo<comparison_direction {direction}>"),
+        "compare_type": _attr(f"#stablehlo<comparison_type {ct}>")})
+
+
+def select(pred: Value, on_true: Value, on_false: Value) -> Value:
+    return _one("stablehlo.select", [pred, on_true, on_false])
+
+
+def clamp(lo: Value, x: Value, hi: Value) -> Value:
+    return _one("stablehlo.clamp", [lo, x, hi])
+
+
+def convert(x: Value, dtype) -> Value:
+    return _one("stablehlo.convert", [x], [tensor_type(shape_of(x), dtype)])
+
+
+def bitcast_convert(x: Value, shape: Sequence[int], dtype) -> Value:
+    return _one("stablehlo.bitcast_convert", [x], [tensor_type(shape, dtype)])
+
+
+# -- shape ----------------------------------------------------------------------------------
+
+def reshape(x: Value, shape: Sequence[int]) -> Value:
+    if shape_of(x) == list(shape):
+        return x
+    return _one("stablehlo.reshape", [x], [ir.RankedTensorType.get(list(shape), element_type_of(x))])
+
+
+def broadcast_in_dim(x: Value, shape: Sequence[int], dims: Sequence[int]) -> Value:
+    return _one("stablehlo.broadcast_in_dim", [x],
+                [ir.RankedTensorType.get(list(shape), element_type_of(x))],
+                {"broadcast_dimensions": i64_array(dims)})
+
+
+def broadcast_to(x: Value, shape: Sequence[int]) -> Value:
+    """NumPy-style broadcast of x to `shape` (trailing dimensions aligned)."""
+    src = shape_of(x)
+    if src == list(shape):
+        return x
+    offset = len(shape) - len(src)
+    return broadcast_in_dim(x, shape, range(offset, len(shape)))
+
+
+def transpose(x: Value, perm: Sequence[int]) -> Value:
+    if list(perm) == list(range(len(perm))):
+        return x
+    return _one("stablehlo.transpose", [x], attrs={"permutation": i64_array(perm)})
+
+
+def concatenate(values: Sequence[Value], dim: int) -> Value:
+    if len(values) == 1:
+        return values[0]
+    shape = shape_of(values[0])
+    shape[dim] = sum(shape_of(v)[dim] for v in values)
+    return _one("stablehlo.concatenate", list(values),
+                [ir.RankedTensorType.get(shape, element_type_of(values[0]))],
+                {"dimension": _i64(dim)})
+
+
+def slice(x: Value, start: Sequence[int], limit: Sequence[int], strides: Sequence[int] | None = None) -> Value:
+    strides = list(strides) if strides is not None else [1] * len(start)
+    shape = [max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, strides)]
+    return _one("stablehlo.slice", [x], [ir.RankedTensorType.get(shape, element_type_of(x))],
+                {"start_indices": i64_array(start), "limit_indices": i64_array(limit),
+                 "strides": i64_array(strides)})
+
+
+def dynamic_slice(x: Value, starts: Sequence[Value], sizes: Sequence[int]) -> Value:
+    """starts: one scalar (0-d tensor) index Value per dimension."""
+    return _one("stablehlo.dynamic_slice", [x, *starts],
+                [ir.RankedTensorType.get(list(sizes), element_type_of(x))],
+                {"slice_sizes": i64_array(sizes)})
+
+
+def dynamic_update_slice(x: Value, update: Value, starts: Sequence[Value]) -> Value:
+    return _one("stablehlo.dynamic_update_slice", [x, update, *starts], [x.type])
+
+
+def pad(x: Value, value: Value, low: Sequence[int], high: Sequence[int],
+        interior: Sequence[int] | None = None) -> Value:
+    interior = list(interior) if interior is not None else [0] * len(low)
+    shape = [d + lo + hi + max(d - 1, 0) * it
+             for d, lo, hi, it in zip(shape_of(x), low, high, interior)]
+    return _one("stablehlo.pad", [x, value], [ir.RankedTensorType.get(shape, element_type_of(x))],
+                {"edge_padding_low": i64_array(low), "edge_padding_high": i64_array(high),
+                 "interior_padding": i64_array(interior)})
+
+
+def reverse(x: Value, dims: Sequence[int]) -> Value:
+    if not dims:
+        return x
+    return _one("stablehlo.reverse", [x], attrs={"dimensions": i64_array(dims)})
+
+
+def iota(shape: Sequence[int], dtype, dim: int) -> Value:
+    return _one("stablehlo.iota", [], [tensor_type(shape, dtype)], {"iota_dimension": _i64(dim)})
+
+
+# -- contractions -------------------------------------------------------------------------------
+
+def dot_general(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *,
+                lhs_batch=(), rhs_batch=(), lhs_contract=(), rhs_contract=(),
+                precision: str = "DEFAULT") -> Value:
+    def dims(name, values):
+        return f"{name} = [{', '.join(str(int(v)) for v in values)}]"
+    parts = []
+    if lhs_batch:
+        parts += [dims("lhs_batching_dimensions", lhs_batch), dims("rhs_batching_dimensions", rhs_batch)]
+    parts += [dims("lhs_contracting_dimensions", lhs_contract),
+              dims("rhs_contracting_dimensions", rhs_contract)]
+    return _one("stablehlo.dot_general", [lhs, rhs], [tensor_type(out_shape, dtype)], {
+        "dot_dimension_numbers": _attr(f"#stablehlo.dot<{', '.join(parts)}>"),
+        "precision_config": _attr(f"[#stablehlo<precision {precision}>, #stablehlo<precision {precision}>]"),
+    })
+
+
+def convolution(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *, layout: str,
+                strides: Sequence[int], padding: Sequence[tuple[int, int]],
+                lhs_dilation: Sequence[int] | None = None, rhs_dilation: Sequence[int] | None = None,
+                feature_group_count: int = 1, batch_group_count: int = 1) -> Value:
+    """layout: StableHLO's short form, e.g. "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"."""
+    n = len(strides)
+    pad_attr = ir.DenseIntElementsAttr.get(np.asarray(padding, dtype=np.int64).reshape(n, 2))
+    return _one("stablehlo.convolution", [lhs, rhs], [tensor_type(out_shape, dtype)], {
+        "dimension_numbers": _attr(f"#stablehlo.conv<{layout}>"),
+        "window_strides": i64_array(strides),
+        "padding": pad_attr,
+        "lhs_dilation": i64_array(lhs_dilation or [1] * n),
+        "rhs_dilation": i64_array(rhs_dilation or [1] * n),
+        "feature_group_count": _i64(feature_group_count),
+        "batch_group_count": _i64(batch_group_count),
+    })
+
+
+# -- reductions and windows -------------------------------------------------------------------
+
+def _scalar_body(region: ir.Region, et: ir.Type, n: int, body: Callable) -> None:
+    scalar = ir.RankedTensorType.get([], et)
+    block = region.blocks.append(*([scalar] * (2 * n)))
+    with ir.InsertionPoint(block):
+        results = body(*block.arguments)
+        _create("stablehlo.return", results if isinstance(results, (list, tuple)) else [results], [])
+
+
+def _body_for(op: str) -> Callable:
+    return lambda a, b: binary(op, a, b)
+
+
+def reduce(x: Value, init: Value, dims: Sequence[int], op: str = "add") -> Value:
+    """Reduce x over `dims` with stablehlo.<op> (add, maximum, minimum, multiply, and, or)."""
+    shape = [d for i, d in enumerate(shape_of(x)) if i not in set(dims)]
+    et = element_type_of(x)
+    red = _create("stablehlo.reduce", [x, init], [ir.RankedTensorType.get(shape, et)],
+                  {"dimensions": i64_array(sorted(dims))}, regions=1)
+    _scalar_body(red.regions[0], et, 1, _body_for(op))
+    return red.result
+
+
+def reduce_multi(inputs: Sequence[Value], inits: Sequence[Value], dims: Sequence[int],
+                 body: Callable) -> list[Value]:
+    """Variadic reduce (e.g. argmax over (value, index) pairs); body(acc..., x...) -> [Value]."""
+    dimset = set(dims)
+    results = [ir.RankedTensorType.get([d for i, d in enumerate(shape_of(v)) if i not in dimset],
+                                       element_type_of(v)) for v in inputs]
+    red = _create("stablehlo.reduce", [*inputs, *inits], results,
+                  {"dimensions": i64_array(sorted(dims))}, regions=1)
+    scalars = [ir.RankedTensorType.get([], element_type_of(v)) for v in inputs]
+    block = red.regions[0].blocks.append(*(scalars + scalars))
+    with ir.InsertionPoint(block):
+        _create("stablehlo.return", body(*block.arguments), [])
+    return list(red.results)
+
+
+def reduce_window(x: Value, init: Value, window: Sequence[int], strides: Sequence[int],
+                  padding: Sequence[tuple[int, int]], op: str = "add",
+                  base_dilations: Sequence[int] | None = None,
+                  window_dilations: Sequence[int] | None = None) -> Value:
+    shape = shape_of(x)
+    bd = list(base_dilations or [1] * len(shape))
+    wd = list(window_dilations or [1] * len(shape))
+    out = []
+    for d, w, s, (lo, hi), b, dil in zip(shape, window, strides, padding, bd, wd):
+        padded = (d - 1) * b + 1 + lo + hi
+        eff = (w - 1) * dil + 1
+        out.append(0 if padded < eff else (padded - eff) // s + 1)
+    et = element_type_of(x)
+    attrs = {"window_dimensions": i64_array(window), "window_strides": i64_array(strides),
+             "padding": ir.DenseIntElementsAttr.get(np.asarray(padding, dtype=np.int64).reshape(-1, 2))}
+    if base_dilations:
+        attrs["base_dilations"] = i64_array(bd)
+    if window_dilations:
+        attrs["window_dilations"] = i64_array(wd)
+    rw = _create("stablehlo.reduce_window", [x, init], [ir.RankedTensorType.get(out, et)], attrs,
+                 regions=1)
+    _scalar_body(rw.regions[0], et, 1, _body_for(op))
+    return rw.result
+
+
+def select_and_scatter(operand: Value, source: Value, init: Value, window: Sequence[int],
+                       strides: Sequence[int], padding: Sequence[tuple[int, int]]) -> Value:
+    """MaxPool's gradient: scatter `source` onto the argmax (first GE) of each window, adding."""
+    et = element_type_of(operand)
+    op = _create("stablehlo.select_and_scatter", [operand, source, init], [operand.type], {
+        "window_dimensions": i64_array(window), "window_strides": i64_array(strides),
+        "padding": ir.DenseIntElementsAttr.get(np.asarray(padding, dtype=np.int64).reshape(-1, 2)),
+    }, regions=2)
+    scalar = ir.RankedTensorType.get([], et)
+    sel = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(sel):
+        _create("stablehlo.return", [compare("GE", sel.arguments[0], sel.arguments[1])], [])
+    _scalar_body(op.regions[1], et, 1, _body_for("add"))
+    return op.result
+
+
+# -- indexing -------------------------------------------------------------------------------------
+
+def gather(operand: Value, indices: Value, out_shape: Sequence[int], *, offset_dims, collapsed_slice_dims,
+           start_index_map, index_vector_dim: int, slice_sizes,
+           operand_batching_dims=(), start_indices_batching_dims=()) -> Value:
+    def lst(v):
+        return "[" + ", ".join(str(int(i)) for i in v) + "]"
+    parts = [f"offset_dims = {lst(offset_dims)}", f"collapsed_slice_dims = {lst(collapsed_slice_dims)}"]
+    if operand_batching_dims:
+        parts += [f"operand_batching_dims = {lst(operand_batching_dims)}",
+                  f"start_indices_batching_dims = {lst(start_indices_batching_dims)}"]
+    parts += [f"start_index_map = {lst(start_index_map)}", f"index_vector_dim = {int(index_vector_dim)}"]
+    return _one("stablehlo.gather", [operand, indices],
+                [ir.RankedTensorType.get(list(out_shape), element_type_of(operand))], {
+                    "dimension_numbers": _attr(f"#stablehlo.gather<{', '.join(parts)}>"),
+                    "slice_sizes": i64_array(slice_sizes)})
+
+
+def scatter(operand: Value, indices: Value, updates: Value, *, update_window_dims,
+            inserted_window_dims, scatter_dims_to_operand_dims, index_vector_dim: int,
+            op: str | None = "add") -> Value:
+    """Scatter `updates` into `operand`; op=None replaces, otherwise combines with stablehlo.<op>."""
+    def lst(v):
+        return "[" + ", ".join(str(int(i)) for i in v) + "]"
+    dn = (f"#stablehlo.scatter<update_window_dims = {lst(update_window_dims)}, "
+          f"inserted_window_dims = {lst(inserted_window_dims)}, "
+          f"scatter_dims_to_operand_dims = {lst(scatter_dims_to_operand_dims)}, "
+          f"index_vector_dim = {int(index_vector_dim)}>")
+    sc = _create("stablehlo.scatter", [operand, indices, updates], [operand.type],
+                 {"scatter_dimension_numbers": _attr(dn)}, regions=1)
+    body = (lambda old, new: new) if op is None else _body_for(op)
+    _scalar_body(sc.regions[0], element_type_of(operand), 1, body)
+    return sc.result
+
+
+# -- functions ------------------------------------------------------------------------------------------
+
+def return_(values: Sequence[Value]) -> None:
+    _create("func.return", list(values), [])

@@ -1,0 +1,16 @@
+"""hlobridge: TensorFlow GraphDefs -> StableHLO -> IREE, with a runtime that runs them."""
+
+from . import ops  # noqa: F401  (fills the op registry)
+from . import runtime
+from .compiler import CompileOptions, CompiledModel, compile_graph, lower_graph
+from .errors import (CompileError, GraphDefError, GraphError, HlobridgeError, InputError,
+                     LoweringError, ShapeInferenceError, UnsupportedOpsError)
+from .graph import Graph, TensorRef, load_graph
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "runtime", "CompileOptions", "CompiledModel", "compile_graph", "lower_graph", "Graph",
+    "TensorRef", "load_graph", "HlobridgeError", "GraphDefError", "GraphError",
+    "UnsupportedOpsError", "ShapeInferenceError", "LoweringError", "CompileError", "InputError",
+]

@@ -1,0 +1,55 @@
+"""Graph plumbing ops: Const, Placeholder, Identity and friends, NoOp."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..spec import TensorSpec
+from .common import same_as_input
+from .registry import register
+
+
+def _const_infer(ctx):
+    value = ctx.attr("value")
+    dtype = ctx.attr("dtype")
+    return [TensorSpec(dtype, tuple(value.shape), np.asarray(value, dtype=dtype))]
+
+
+register("Const", infer=_const_infer, attrs=("value", "dtype"),
+         lower=lambda ctx: None,  # always folded: the driver materialises its value where used
+         kernel=lambda ctx: ctx.attr("value"))
+
+
+def _placeholder_infer(ctx):
+    return [TensorSpec(ctx.attr("dtype"), ctx.attr("shape", None))]
+
+
+def _placeholder_lower(ctx):
+    raise ctx.lowering_error("placeholder is not an input of the compiled function: feed it or "
+                             "list it with --inputs")
+
+
+def _placeholder_kernel(ctx):
+    raise ctx.error("placeholder was not fed", cls=InputError)
+
+
+register("Placeholder", infer=_placeholder_infer, attrs=("dtype", "shape"),
+         lower=_placeholder_lower, kernel=_placeholder_kernel)
+register("PlaceholderWithDefault", infer=lambda ctx: [TensorSpec(ctx.attr("dtype"), ctx.inputs[0].shape)],
+         attrs=("dtype", "shape"), lower=lambda ctx, x: x, kernel=lambda ctx, x: x)
+
+# Ops that pass their input through unchanged (gradient markers, snapshots, debug checks).
+for _op, _attrs in {"Identity": ("T",), "StopGradient": ("T",), "PreventGradient": ("T", "message"),
+                    "Snapshot": ("T",), "CheckNumerics": ("T", "message"),
+                    "EnsureShape": ("T", "shape")}.items():
+    register(_op, infer=same_as_input, attrs=_attrs, lower=lambda ctx, x: x, kernel=lambda ctx, x: x)
+
+
+def _identity_n_infer(ctx):
+    return [TensorSpec(s.dtype, s.shape) for s in ctx.inputs]
+
+
+register("IdentityN", infer=_identity_n_infer, attrs=("T",),
+         lower=lambda ctx, *xs: list(xs), kernel=lambda ctx, *xs: list(xs))
+register("NoOp", infer=lambda ctx: [], attrs=(), lower=lambda ctx: [], kernel=lambda ctx: [])

@@ -1,0 +1,117 @@
+"""The op registry: one entry per TensorFlow op, everything hlobridge knows about it.
+
+An entry has
+  infer   (ctx) -> [TensorSpec]          output dtypes and shapes, before any IR exists;
+  lower   (ctx, *operands) -> Value(s)   StableHLO for it (None: runs on its kernel only);
+  kernel  (ctx, *arrays) -> array(s)     NumPy reference: fallback, constant folding, test oracle;
+  attrs                                  every attribute TensorFlow may write on it; anything else
+                                         (not starting with "_") is an error, not silence;
+  const_inputs                           inputs that must be compile-time constants (shapes, axes);
+                                         the lowering sees their values via ctx.const(i), not Values.
+
+Families (binary elementwise ops, reductions, ...) register many entries from one generic
+rule and a table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..errors import LoweringError, ShapeInferenceError
+from ..spec import TensorSpec
+
+_REQUIRED = object()
+
+
+class OpContext:
+    """What an op rule sees of its node: attributes, input specs, output specs."""
+
+    def __init__(self, node, inputs: list[TensorSpec], outputs: list[TensorSpec] | None = None):
+        self.node = node
+        self.inputs = inputs
+        self.outputs = outputs
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def op(self) -> str:
+        return self.node.op
+
+    def attr(self, name: str, default=_REQUIRED):
+        value = self.node.attrs.get(name, default)
+        if value is _REQUIRED:
+            raise self.error(f"missing required attribute '{name}'")
+        return value
+
+    def error(self, message: str, cls=ShapeInferenceError) -> Exception:
+        return cls(f"node '{self.node.name}' ({self.node.op}): {message}")
+
+    def lowering_error(self, message: str) -> Exception:
+        return self.error(message, LoweringError)
+
+    def const(self, i: int) -> np.ndarray:
+        """Value of input i, which must be a compile-time constant."""
+        value = self.inputs[i].value
+        if value is None:
+            raise self.error(f"input {i} ({self.node.inputs[i]}) must be a compile-time constant "
+                             f"(it is computed at run time)")
+        return value
+
+    def static_shape(self, i: int) -> tuple:
+        """Shape of input i; every dimension must be known."""
+        spec = self.inputs[i]
+        if not spec.is_static:
+            raise self.error(f"input {i} ({self.node.inputs[i]}) has unknown shape {spec}; fix the "
+                             f"unknown dimensions of the graph inputs (--input-shape name=dims)")
+        return spec.shape
+
+    def out(self, i: int = 0) -> TensorSpec:
+        return self.outputs[i]
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    infer: Callable
+    lower: Callable | None = None
+    kernel: Callable | None = None
+    attrs: frozenset = field(default_factory=frozenset)
+    const_inputs: tuple = ()
+    stateful: bool = False
+
+    @property
+    def compiles(self) -> bool:
+        return self.lower is not None
+
+
+REGISTRY: dict[str, OpDef] = {}
+
+
+def register(name: str, *, infer, lower=None, kernel=None, attrs=(), const_inputs=(),
+             stateful=False) -> OpDef:
+    if name in REGISTRY:
+        raise ValueError(f"op {name} registered twice")
+    entry = OpDef(name, infer, lower, kernel, frozenset(attrs), tuple(const_inputs), stateful)
+    REGISTRY[name] = entry
+    return entry
+
+
+def lookup(op: str) -> OpDef | None:
+    return REGISTRY.get(op)
+
+
+def check_attrs(entry: OpDef, node) -> None:
+    unknown = sorted(k for k in node.attrs if not k.startswith("_") and k not in entry.attrs)
+    if unknown:
+        raise ShapeInferenceError(
+            f"node '{node.name}' ({node.op}): unknown attribute(s) {', '.join(unknown)}; "
+            f"hlobridge knows {', '.join(sorted(entry.attrs)) or 'none'}")
+
+
+def as_list(result) -> list:
+    return list(result) if isinstance(result, (list, tuple)) else [result]

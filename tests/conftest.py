@@ -1,0 +1,24 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_GRAPHS = Path(os.environ.get("HLOBRIDGE_SHARED_GRAPHS", ROOT.parent / "shared" / "graphs"))
+
+
+def pytest_collection_modifyitems(config, items):
+    from hlobridge.runtime import cuda_available
+    if any("cuda" in item.keywords for item in items) and not cuda_available():
+        skip = pytest.mark.skip(reason="no CUDA device (IREE cuda driver unavailable)")
+        for item in items:
+            if "cuda" in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def shared_graphs() -> Path:
+    if not SHARED_GRAPHS.is_dir():
+        pytest.fail(f"graph corpus not found at {SHARED_GRAPHS} (set HLOBRIDGE_SHARED_GRAPHS)")
+    return SHARED_GRAPHS

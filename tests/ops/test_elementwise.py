@@ -1,0 +1,59 @@
+"""Elementwise ops: compiled on llvm-cpu, compared with their NumPy kernels."""
+
+import numpy as np
+import pytest
+
+from hlobridge.ops import elementwise
+from hlobridge.testing import check_op
+
+from .cases import case, positive, randn
+
+X = randn(3, 5)
+INTS = np.array([-7, -3, 0, 2, 9, 13], np.int32)
+DIVISORS = np.array([2, -4, 3, 5, -2, 4], np.int32)
+DOMAIN = {  # inputs inside the op's domain
+    "Log": positive(3, 5), "Sqrt": positive(3, 5), "Rsqrt": positive(3, 5),
+    "Log1p": positive(3, 5), "Reciprocal": positive(3, 5), "Inv": positive(3, 5),
+    "LogicalNot": X > 0,
+}
+NONFINITE = np.array([1.0, np.inf, -np.inf, np.nan, 0.0], np.float32)
+
+CASES = [case(op, [DOMAIN.get(op, X)]) for op in elementwise.UNARY]
+CASES += [case(op, [NONFINITE if op != "LogicalNot" else X > 0], id=f"{op}-nonfinite")
+          for op in elementwise.BOOL_UNARY]
+CASES += [
+    case("LeakyRelu", [X], {"alpha": 0.1}),
+    case("Round", [np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.4], np.float32)], id="Round-half-even"),
+    case("Relu", [randn(2, 3).astype(np.float16)], id="Relu-f16", rtol=1e-3),
+    case("Exp", [randn(4).astype(np.float64)], id="Exp-f64"),
+]
+FLOAT_BINARY = ["Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "Maximum", "Minimum", "Pow",
+                "Atan2", "SquaredDifference", "FloorDiv", "FloorMod", "DivNoNan",
+                "Mod", "TruncateMod"]
+for op in FLOAT_BINARY:
+    lhs = positive(3, 5) if op == "Pow" else X
+    CASES.append(case(op, [lhs, positive(5)], id=f"{op}-broadcast"))
+for op in ["FloorDiv", "FloorMod", "Div", "TruncateDiv", "Mod", "TruncateMod", "Maximum", "Mul"]:
+    CASES.append(case(op, [INTS, DIVISORS], id=f"{op}-int32"))
+CASES.append(case("DivNoNan", [X[0], np.array([1, 0, 2, 0, 3], np.float32)], id="DivNoNan-zero"))
+for op in elementwise.COMPARISONS:
+    CASES.append(case(op, [X, X[1]], id=f"{op}-broadcast"))
+    CASES.append(case(op, [INTS, DIVISORS], id=f"{op}-int32"))
+CASES += [case(op, [X > 0, X < 0.5]) for op in ("LogicalAnd", "LogicalOr")]
+CASES += [case(op, [INTS, DIVISORS]) for op in ("BitwiseAnd", "BitwiseOr", "BitwiseXor")]
+CASES += [
+    case("AddN", [X, X, randn(5)]),
+    case("Cast", [X * 10], {"SrcT": np.float32, "DstT": np.int32}, id="Cast-f32-i32"),
+    case("Cast", [INTS], {"SrcT": np.int32, "DstT": np.float32}, id="Cast-i32-f32"),
+    case("Cast", [X], {"SrcT": np.float32, "DstT": np.bool_}, id="Cast-f32-bool"),
+    case("Cast", [X > 0], {"SrcT": np.bool_, "DstT": np.float32}, id="Cast-bool-f32"),
+    case("Cast", [X], {"SrcT": np.float32, "DstT": np.float16}, id="Cast-f32-f16", rtol=1e-3),
+    case("Select", [np.array([True, False, True]), X[:3], randn(3, 5)], id="Select-rows"),
+    case("Select", [X > 0, X, randn(3, 5)], id="Select-same"),
+    case("SelectV2", [X[0] > 0, X, np.float32(-1)], id="SelectV2-broadcast"),
+]
+
+
+@pytest.mark.parametrize("op,inputs,attrs,kw", CASES)
+def test_elementwise_matches_kernel(op, inputs, attrs, kw):
+    check_op(op, inputs, attrs, **kw)
