@@ -59,15 +59,23 @@ class CompileOptions:
 
 
 class Dumper:
-    """Writes numbered IR files (`00-graph.pbtxt`, `01-shapes.txt`, ...) to a directory."""
+    """Receives the IR after each stage: numbered files in `directory` (`00-graph.pbtxt`,
+    `01-shapes.txt`, ...) and/or a `sink(stage, text)` callback. Disabled when neither is set."""
 
-    def __init__(self, directory: str | os.PathLike | None):
+    def __init__(self, directory: str | os.PathLike | None = None, sink=None):
         self.directory = Path(directory) if directory else None
+        self.sink = sink
         self.count = 0
         if self.directory:
             self.directory.mkdir(parents=True, exist_ok=True)
 
+    @property
+    def enabled(self) -> bool:
+        return bool(self.directory or self.sink)
+
     def __call__(self, stage: str, text: str | bytes, suffix: str = ".mlir") -> Path | None:
+        if self.sink:
+            self.sink(stage, text.decode() if isinstance(text, bytes) else text)
         if not self.directory:
             return None
         path = self.directory / f"{self.count:02d}-{stage}{suffix}"
@@ -175,12 +183,12 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
                 dump: Dumper | None = None) -> LoweredModule:
     """Graph -> verified, simplified StableHLO (stages dumped to `dump`)."""
     graph = load_graph(graph)
-    dump = dump or Dumper(None)
+    dump = dump or Dumper()
     in_refs, out_refs = resolve_io(graph, inputs, outputs)
     feeds = input_specs(graph, in_refs, input_shapes)
     needed = graph.ancestors([r.node for r in out_refs], stop=[r.node for r in in_refs if r in feeds])
     specs = infer_specs(graph, needed, feeds)
-    if dump.directory:
+    if dump.enabled:
         dump("graph", graph_text(graph), ".pbtxt")
         dump("shapes", format_specs(graph, specs), ".txt")
     lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs)

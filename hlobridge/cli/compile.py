@@ -1,0 +1,71 @@
+"""hlobridge-compile: a GraphDef to an IREE module (.vmfb) or to StableHLO text.
+
+    hlobridge-compile graph.pbtxt -o model.vmfb --input-shape images:0=4,32,32,3
+    hlobridge-compile graph.pbtxt -o model_cuda.vmfb --target cuda
+    hlobridge-compile graph.pbtxt --emit stablehlo -o -      # print the StableHLO
+    hlobridge-compile graph.pbtxt -o m.vmfb --dump-ir dumps/ # every stage, numbered
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .. import compiler
+from ..compiler import CompileOptions, Dumper
+from .common import add_io_arguments, io_options, run_main
+
+PROG = "hlobridge-compile"
+
+
+def parse_arguments(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog=PROG, description="Compile a TensorFlow GraphDef with IREE.")
+    p.add_argument("graph", help="GraphDef file: .pbtxt (text) or .pb (binary)")
+    p.add_argument("-o", "--output", required=True, help="output file ('-' for stdout with --emit stablehlo)")
+    p.add_argument("--target", default="llvm-cpu", choices=compiler.TARGETS)
+    p.add_argument("--cpu", default="host",
+                   help="llvm-cpu target CPU: host (this machine), generic, or a name like x86-64-v3, "
+                        "neoverse-v1 (default: host)")
+    p.add_argument("--cpu-triple", default=None,
+                   help="cross-compile for another architecture: aarch64, x86_64 or a full LLVM triple")
+    p.add_argument("--cuda-arch", default=compiler.DEFAULT_CUDA_ARCH,
+                   help=f"cuda target SM (default {compiler.DEFAULT_CUDA_ARCH}: runs on A100 and, "
+                        "through PTX JIT, on H100; IREE 3.13 rejects sm_90)")
+    p.add_argument("--emit", default="vmfb", choices=("vmfb", "stablehlo"))
+    p.add_argument("--dump-ir", default=None, metavar="DIR",
+                   help="write the IR after every stage to DIR as numbered files")
+    p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG",
+                   help="extra flag passed to iree-compile (repeatable)")
+    add_io_arguments(p)
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_arguments(argv)
+    options = CompileOptions(target=args.target, cpu=args.cpu, cpu_triple=args.cpu_triple,
+                             cuda_arch=args.cuda_arch, extra_flags=args.iree_flag)
+    io = io_options(args)
+    if args.emit == "stablehlo":
+        lowered = compiler.lower_graph(args.graph, dump=Dumper(args.dump_ir), **io)
+        text = lowered.text()
+        if args.output == "-":
+            sys.stdout.write(text)
+        else:
+            Path(args.output).write_text(text)
+        return 0
+    model = compiler.compile_graph(args.graph, options=options, dump_dir=args.dump_ir, **io)
+    model.save(args.output)
+    sig = model.signature
+    print(f"wrote {args.output} ({len(model.vmfb)} bytes, {args.target}): "
+          f"{', '.join(n for n, _ in sig.inputs)} -> {', '.join(n for n, _ in sig.outputs)}",
+          file=sys.stderr)
+    return 0
+
+
+def _cli_main() -> None:
+    sys.exit(run_main(PROG, main))
+
+
+if __name__ == "__main__":
+    _cli_main()
