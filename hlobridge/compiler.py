@@ -119,12 +119,13 @@ def parse_shape(text: str) -> tuple:
 
 
 def resolve_io(graph: Graph, inputs: Sequence[str] | None, outputs: Sequence[str] | None):
-    """Default inputs: all placeholders; default outputs: every output of every sink that is not a NoOp."""
+    """Default inputs: all placeholders; default outputs: output 0 of every node whose outputs
+    nobody reads as data (control edges do not count), except NoOps and Asserts."""
     in_refs = [graph.tensor(n) for n in inputs] if inputs else [TensorRef(p) for p in graph.placeholders()]
     if outputs:
         out_refs = [graph.tensor(n) for n in outputs]
     else:
-        out_refs = [TensorRef(s) for s in graph.sinks() if graph.nodes[s].op not in ("NoOp", "Assert")]
+        out_refs = [TensorRef(s) for s in graph.data_sinks() if graph.nodes[s].op not in ("NoOp", "Assert")]
         if not out_refs:
             raise HlobridgeError(f"{graph.source}: no outputs: every sink is a NoOp; name them with --outputs")
     return in_refs, out_refs

@@ -213,6 +213,11 @@ class Graph:
         """Nodes nobody consumes, in GraphDef order."""
         return [n for n in self.nodes if not self.consumers[n]]
 
+    def data_sinks(self) -> list[str]:
+        """Nodes whose outputs no node reads as data (control edges do not count)."""
+        read = {r.node for n in self.nodes.values() for r in n.inputs}
+        return [n for n in self.nodes if n not in read]
+
     def ancestors(self, targets: Iterable[str], stop: Iterable[str] = ()) -> set[str]:
         """Every node `targets` depend on (data and control), not looking past `stop`."""
         stop = set(stop)

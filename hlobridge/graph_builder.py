@@ -42,11 +42,11 @@ def encode_attr(value) -> object:
         attr.i = int(value)
     elif isinstance(value, (float, np.floating)):
         attr.f = float(value)
-    elif isinstance(value, str):
+    elif isinstance(value, str) and value not in (dtypes.RESOURCE, dtypes.VARIANT):
         attr.s = value.encode()
     elif isinstance(value, bytes):
         attr.s = value
-    elif _is_dtype(value) or value in (dtypes.RESOURCE, dtypes.VARIANT):
+    elif _is_dtype(value) or (isinstance(value, str) and value in (dtypes.RESOURCE, dtypes.VARIANT)):
         attr.type = dtypes.to_enum(value)
     elif isinstance(value, Shape):
         attr.shape.CopyFrom(shape_proto(value.dims))

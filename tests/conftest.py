@@ -10,6 +10,8 @@ SHARED_GRAPHS = Path(os.environ.get("HLOBRIDGE_SHARED_GRAPHS", ROOT.parent / "sh
 
 def pytest_collection_modifyitems(config, items):
     from hlobridge.runtime import cuda_available
+    if os.environ.get("HLOBRIDGE_REQUIRE_CUDA") == "1":
+        return  # the cuda preset: a missing GPU is a failure, not a skip
     if any("cuda" in item.keywords for item in items) and not cuda_available():
         skip = pytest.mark.skip(reason="no CUDA device (IREE cuda driver unavailable)")
         for item in items:
