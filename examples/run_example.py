@@ -35,7 +35,8 @@ def main() -> int:
     vmfb = Path(tempfile.mkdtemp()) / "model.vmfb"
     cmd = [str(Path(sys.executable).parent / "hlobridge-compile"), str(HERE / "graph.pbtxt"), "-o", str(vmfb),
            "--target", args.target, "--input-shape", f"images:0={','.join(map(str, images.shape))}"]
-    print("$", " ".join(cmd[:1] + [Path(c).name if "/" in c else c for c in cmd[1:]]))
+    shown = ["hlobridge-compile", "examples/cnn_infer_bn/graph.pbtxt", "-o", "model.vmfb", *cmd[4:]]
+    print("$", " ".join(shown), flush=True)
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True)
     print(f"compiled in {time.perf_counter() - t0:.2f} s")
