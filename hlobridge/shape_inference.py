@@ -52,18 +52,13 @@ def infer_specs(graph: Graph, nodes: set[str] | None = None,
     ShapeInferenceError for the first node whose shapes do not work out.
     """
     feeds = feeds or {}
-    specs: dict[TensorRef, TensorSpec] = {}
+    specs: dict[TensorRef, TensorSpec] = dict(feeds)  # a feed cuts: consumers see the feed's spec
     unsupported, blocked = [], set()
     n_outputs: dict[str, int] = {}
     for name in graph.order:
         if nodes is not None and name not in nodes:
             continue
         node = graph.nodes[name]
-        fed = [r for r in feeds if r.node == name]
-        if fed and all(r not in specs for r in fed) and node.op in NEVER_FOLD:
-            for r in fed:
-                specs[r] = feeds[r]
-            continue
         if registry.lookup(node.op) is None:
             unsupported.append((name, node.op))
             blocked.add(name)
@@ -84,6 +79,4 @@ def infer_specs(graph: Graph, nodes: set[str] | None = None,
             specs[ref] = feeds.get(ref, spec)
     if unsupported:
         raise UnsupportedOpsError(unsupported, "handle")
-    for r in feeds:
-        specs.setdefault(r, feeds[r])
     return specs

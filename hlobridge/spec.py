@@ -22,6 +22,8 @@ class TensorSpec:
     dtype: object
     shape: tuple | None
     value: np.ndarray | None = None
+    # For resource tensors (variable handles): the variable's (dtype, shape).
+    handle: tuple | None = None
 
     @property
     def rank(self) -> int | None:

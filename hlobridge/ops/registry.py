@@ -7,7 +7,11 @@ An entry has
   attrs                                  every attribute TensorFlow may write on it; anything else
                                          (not starting with "_") is an error, not silence;
   const_inputs                           inputs that must be compile-time constants (shapes, axes);
-                                         the lowering sees their values via ctx.const(i), not Values.
+                                         the lowering sees their values via ctx.const(i), not Values;
+  ref_inputs                             inputs taken by reference (a ref variable that the op
+                                         updates, e.g. Assign's input 0); others are dereferenced;
+  stateful                               touches variables or random state: never folded, runs once
+                                         per step; the kernel reaches the variables as ctx.state.
 
 Families (binary elementwise ops, reductions, ...) register many entries from one generic
 rule and a table.
@@ -29,10 +33,12 @@ _REQUIRED = object()
 class OpContext:
     """What an op rule sees of its node: attributes, input specs, output specs."""
 
-    def __init__(self, node, inputs: list[TensorSpec], outputs: list[TensorSpec] | None = None):
+    def __init__(self, node, inputs: list[TensorSpec], outputs: list[TensorSpec] | None = None,
+                 state=None):
         self.node = node
         self.inputs = inputs
         self.outputs = outputs
+        self.state = state  # the session's variable store, for stateful kernels
 
     @property
     def name(self) -> str:
@@ -82,6 +88,7 @@ class OpDef:
     kernel: Callable | None = None
     attrs: frozenset = field(default_factory=frozenset)
     const_inputs: tuple = ()
+    ref_inputs: tuple = ()
     stateful: bool = False
 
     @property
@@ -93,10 +100,11 @@ REGISTRY: dict[str, OpDef] = {}
 
 
 def register(name: str, *, infer, lower=None, kernel=None, attrs=(), const_inputs=(),
-             stateful=False) -> OpDef:
+             ref_inputs=(), stateful=False) -> OpDef:
     if name in REGISTRY:
         raise ValueError(f"op {name} registered twice")
-    entry = OpDef(name, infer, lower, kernel, frozenset(attrs), tuple(const_inputs), stateful)
+    entry = OpDef(name, infer, lower, kernel, frozenset(attrs), tuple(const_inputs),
+                  tuple(ref_inputs), stateful)
     REGISTRY[name] = entry
     return entry
 

@@ -1,0 +1,90 @@
+"""Session semantics (tf.compat.v1.Session.run), and training on reference kernels (jit="off")."""
+
+import numpy as np
+import pytest
+
+from hlobridge import HlobridgeError, InputError
+from hlobridge.graph_builder import GraphBuilder, Shape
+from hlobridge.session import Session
+
+from .corpus import Case, judge_training, run_training
+
+
+@pytest.fixture()
+def counter_graph():
+    """x -> y = x * 2 + v; v is a resource variable; `bump` adds y's sum to it."""
+    b = GraphBuilder()
+    x = b.placeholder("x", np.float32, (None,))
+    v = b.op("VarHandleOp", name="v", dtype=np.float32, shape=Shape(()),
+             shared_name="v", container="")
+    init = b.op("AssignVariableOp", [v, b.const("zero", np.float32(0))], name="init", dtype=np.float32)
+    read = b.op("ReadVariableOp", [v], name="read", dtype=np.float32)
+    y = b.op("AddV2", [b.op("Mul", [x, b.const("two", np.float32(2))], name="mul", T=np.float32), read],
+             name="y", T=np.float32)
+    s = b.op("Sum", [y, b.const("axis", np.int32(0))], name="s", T=np.float32, Tidx=np.int32, keep_dims=False)
+    b.op("AssignAddVariableOp", [v, s], name="bump", dtype=np.float32)
+    return b.graph()
+
+
+def test_fetch_structures_targets_and_state(counter_graph):
+    sess = Session(counter_graph)
+    assert sess.run("init") is None
+    x = np.array([1, 2, 3], np.float32)
+    out = sess.run({"y": "y:0", "pair": ("s:0", ["read:0"])}, {"x:0": x})
+    np.testing.assert_array_equal(out["y"], [2, 4, 6])
+    assert out["pair"][0] == 12 and out["pair"][1][0] == 0
+    assert sess.run(["bump", "read:0"], {"x": x})[1] == 0  # bump consumes the read: it runs first
+    assert sess.run("read:0") == 12
+    assert sess.run("read:0") == 12  # a fetch alone does not re-run the update
+
+
+def test_feeding_an_intermediate_cuts_the_graph(counter_graph):
+    sess = Session(counter_graph)
+    sess.run("init")
+    # mul:0 is fed, so placeholder x (its only producer input) need not be fed at all
+    np.testing.assert_array_equal(sess.run("y:0", {"mul:0": np.array([5, 6], np.float32)}), [5, 6])
+
+
+@pytest.mark.parametrize("fetches,feeds,error", [
+    ("y:0", {}, "placeholder(s) x must be fed"),
+    ("nope:0", {}, "fetch 'nope:0': no node 'nope'"),
+    ("y:0", {"ghost:0": 1}, "feed 'ghost:0': no node 'ghost'"),
+    ("y:0", {"x:0": np.ones((2, 2), np.float32)}, "feed 'x:0' (Placeholder): expected shape float32[?], got [2, 2]"),
+    ("y:0", {"x:0": np.array(["a"])}, "feed 'x:0': expected float32, got"),
+])
+def test_errors_name_what_is_wrong(counter_graph, fetches, feeds, error):
+    sess = Session(counter_graph)
+    sess.run("init")
+    with pytest.raises(InputError) as e:
+        sess.run(fetches, feeds)
+    assert error in str(e.value)
+
+
+def test_uninitialized_variable_is_a_clear_error(counter_graph):
+    with pytest.raises(InputError, match="reads variable 'v', which is not initialized"):
+        Session(counter_graph).run("read:0")
+
+
+def test_unknown_jit_mode():
+    with pytest.raises(HlobridgeError, match="jit must be one of"):
+        Session(GraphBuilder().graph(), jit="sometimes")
+
+
+# seed_mnist_softmax's loss drifts to 5e-4 relative by step 24 on the NumPy kernels (TF's own
+# oneDNN build stays within 3e-6): a kernel rounds differently from TF's; tracked in the JIT issue.
+MNIST_DRIFT = pytest.mark.xfail(strict=True, reason="reference kernels drift 5e-4 from TF after 24 steps")
+TRAINING = ["seed_linreg_resource", "seed_linreg_ref", pytest.param("seed_mnist_softmax", marks=MNIST_DRIFT),
+            "mlp_adam"]
+
+
+@pytest.mark.parametrize("name", TRAINING)
+def test_corpus_training_on_reference_kernels(shared_graphs, name):
+    case = Case.load(shared_graphs / name)
+    judge_training(case, run_training(case, Session(case.graph_path, jit="off")))
+
+
+@pytest.mark.parametrize("name", ["linreg_batch", "stateful_mix", "adam_ref"])
+def test_own_training_graphs_on_reference_kernels(name):
+    from pathlib import Path
+    case = Case.load(Path(__file__).parent / "graphs" / name)
+    judge_training(case, run_training(case, Session(case.graph_path, jit="off")))
