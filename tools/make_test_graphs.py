@@ -424,13 +424,13 @@ def case_xla_device_placement(out):
         x = v1.placeholder(tf.float32, [None, 6], name="x")
         with tf.device("/device:CPU:0"):
             xn = tf.subtract(x, tf.reduce_mean(x, axis=1, keepdims=True), name="center")
-        with tf.device(XLA):
-            w = tf.constant(const_weights(rng, [6, 5]), name="dense/w")
-            b = tf.constant(rng.standard_normal(5).astype(np.float32) * 0.1, name="dense/b")
-            h = tf.tanh(tf.matmul(xn, w) + b, name="dense/tanh")
-            sq = tf.reduce_sum(tf.square(h), axis=1, name="dense/sqnorm")
-        with tf.device(XLA_FULL):
-            y = tf.sigmoid(h * 2.0, name="gate")
+        with tf.device(XLA), tf.name_scope("dense"):
+            w = tf.constant(const_weights(rng, [6, 5]), name="w")
+            b = tf.constant(rng.standard_normal(5).astype(np.float32) * 0.1, name="b")
+            h = tf.tanh(tf.matmul(xn, w) + b, name="tanh")
+            sq = tf.reduce_sum(tf.square(h), axis=1, name="sqnorm")
+        with tf.device(XLA_FULL), tf.name_scope("gate"):
+            y = tf.sigmoid(h * 2.0, name="sigmoid")
         # no device
         out_t = tf.add(y, tf.expand_dims(sq, 1), name="out")
         top = tf.reduce_max(out_t, axis=1, name="top")
@@ -448,7 +448,9 @@ def case_xla_device_placement(out):
         run_graph_def(gd, names, {"x:0": feed4})
         strict = "ran"
     except Exception as e:  # noqa: BLE001
-        strict = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+        why = next((ln for ln in lines if "XLA_CPU" in ln or "device" in ln.lower()), lines[0])
+        strict = f"{type(e).__name__}: {why.split('. ')[0][:240]}"
     # 2. with allow_soft_placement
     try:
         soft = run_graph_def(gd, names, {"x:0": feed4}, soft_placement=True)
