@@ -414,3 +414,21 @@ def scatter(operand: Value, indices: Value, updates: Value, *, update_window_dim
 
 def return_(values: Sequence[Value]) -> None:
     _create("func.return", list(values), [])
+
+
+# -- sorting (appended for TopKV2) ------------------------------------------------------------------
+
+def sort(inputs: Sequence[Value], dim: int, comparator: Callable, is_stable: bool = True) -> list[Value]:
+    """stablehlo.sort of same-shaped `inputs` along `dim`, permuted together.
+
+    comparator(a0, b0, a1, b1, ...) -> i1 Value: whether element a goes before element b.
+    """
+    op = _create("stablehlo.sort", list(inputs), [v.type for v in inputs],
+                 {"dimension": _i64(dim), "is_stable": ir.BoolAttr.get(is_stable)}, regions=1)
+    scalars = []
+    for v in inputs:
+        scalars += [ir.RankedTensorType.get([], element_type_of(v))] * 2
+    block = op.regions[0].blocks.append(*scalars)
+    with ir.InsertionPoint(block):
+        _create("stablehlo.return", [comparator(*block.arguments)], [])
+    return list(op.results)

@@ -3,7 +3,7 @@
 TensorFlow passes the axes as a tensor (reduction_indices, input 1); StableHLO's reduce
 takes them as an attribute, so they must be a compile-time constant. One generic rule
 (axes -> [prepare] -> reduce -> [finish] -> reshape for keep_dims) and a table row per op.
-An empty axis list reduces nothing: the result is the input.
+An empty axis list reduces nothing: the result is the input (TF copies it, for every op).
 """
 
 from __future__ import annotations
@@ -79,12 +79,15 @@ REDUCTIONS = {
 ATTRS = {"All": ("Tidx", "keep_dims"), "Any": ("Tidx", "keep_dims")}
 
 
+def normalize_axes(ctx, values, rank: int) -> list[int]:
+    """Sorted, de-duplicated, non-negative axes."""
+    return sorted({normalize_axis(ctx, int(a), rank) for a in np.ravel(values)})
+
+
 def reduction_axes(ctx, rank: int) -> list[int] | None:
-    """Sorted, de-duplicated, non-negative axes from input 1; None if not a constant."""
+    """The axes in input 1; None if it is not a constant."""
     value = ctx.inputs[1].value
-    if value is None:
-        return None
-    return sorted({normalize_axis(ctx, int(a), rank) for a in np.ravel(value)})
+    return None if value is None else normalize_axes(ctx, value, rank)
 
 
 def _reduce_infer(ctx):
@@ -116,17 +119,18 @@ def _reduce_lower(ctx, x, _axes, *, r: Reduction):
     return hlo.reshape(total, ctx.out().shape)
 
 
-def _reduce_kernel(ctx, x, _axes, *, r: Reduction):
-    axes = reduction_axes(ctx, x.ndim) if ctx.inputs[1].value is not None else sorted(
-        {normalize_axis(ctx, int(a), x.ndim) for a in np.ravel(_axes)})
+def _reduce_kernel(ctx, x, axes, *, r: Reduction):
+    axes = normalize_axes(ctx, axes, x.ndim)
     keep = ctx.attr("keep_dims", False)
     dtype = ctx.out().dtype
+    if not axes:  # TF copies the input: even EuclideanNorm does not take |x|
+        return x.astype(dtype)
     if r.prepare:
         x = r.prepare[1](x)
     total = r.ufunc.reduce(x, axis=tuple(axes), keepdims=keep, dtype=dtype,
                            initial=np.asarray(r.identity(dtype), dtype))
     total = np.asarray(total, dtype)
-    if r.finish and axes:
+    if r.finish:
         total = r.finish[1](total, int(np.prod([x.shape[a] for a in axes])))
     return np.asarray(total).astype(dtype)
 
