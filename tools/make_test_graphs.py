@@ -158,6 +158,19 @@ def _npz_refs(case):
     return refs
 
 
+def record_run(sess, prefix, feed, fetches, arrays):
+    """Run `fetches` with `feed`; store feeds and results in `arrays` under `prefix`; return the
+    case.json entry ({"feeds": name -> npz key, "expected": name -> npz key})."""
+    outs = sess.run(fetches, feed_dict=feed)
+    entry = {"feeds": {}, "expected": {}}
+    for kind, pairs in (("feed", feed.items()), ("expected", zip(fetches, outs))):
+        for t, v in pairs:
+            key = f"{prefix}/{kind}/{t.name}"
+            arrays[key] = to_np(v)
+            entry["feeds" if kind == "feed" else "expected"][t.name] = key
+    return entry
+
+
 def inference_case(name, description, style, feeds, fetches, runs_spec, sess, tolerance,
                    xla=False, extra=None):
     """runs_spec: list of (run_name, {feed_tensor: array}). Runs the session for each run."""
@@ -173,16 +186,7 @@ def inference_case(name, description, style, feeds, fetches, runs_spec, sess, to
     })
     arrays = {}
     for run_name, feed in runs_spec:
-        outs = sess.run(fetches, feed_dict=feed)
-        run = {"name": run_name, "feeds": {}, "expected": {}}
-        for t, v in feed.items():
-            key = f"{run_name}/feed/{t.name}"
-            arrays[key] = to_np(v)
-            run["feeds"][t.name] = key
-        for t, v in zip(fetches, outs):
-            key = f"{run_name}/expected/{t.name}"
-            arrays[key] = to_np(v)
-            run["expected"][t.name] = key
+        run = {"name": run_name, **record_run(sess, run_name, feed, fetches, arrays)}
         case["runs"].append(run)
     case["suggested_tolerance"] = tolerance
     if extra:
@@ -255,16 +259,8 @@ def train_case(name, description, style, graph, sess, *, feeds, fetches, loss, t
 
     eval_entries = []
     for ev_name, ev_feed, ev_fetches in evals:
-        outs = sess.run(ev_fetches, feed_dict=ev_feed)
-        e = {"name": ev_name, "when": "after_training", "feeds": {}, "expected": {}}
-        for t, v in ev_feed.items():
-            key = f"eval/{ev_name}/feed/{t.name}"
-            arrays[key] = to_np(v)
-            e["feeds"][t.name] = key
-        for t, v in zip(ev_fetches, outs):
-            key = f"eval/{ev_name}/expected/{t.name}"
-            arrays[key] = to_np(v)
-            e["expected"][t.name] = key
+        e = {"name": ev_name, "when": "after_training",
+             **record_run(sess, f"eval/{ev_name}", ev_feed, ev_fetches, arrays)}
         eval_entries.append(e)
 
     case = header(name, description, style, "train")
