@@ -18,7 +18,6 @@ from iree.compiler import CompilerToolError, compile_str
 
 from hlobridge.passes import pipeline
 
-from . import dtypes
 from .errors import CompileError, HlobridgeError
 from .graph import Graph, TensorRef, load_graph
 from .lowering import LoweredModule, lower_to_stablehlo
@@ -243,4 +242,4 @@ def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
 
 
 __all__ = ["CompileOptions", "CompiledModel", "compile_graph", "lower_graph", "compile_mlir",
-           "parse_shape", "dtypes"]
+           "parse_shape"]

@@ -12,7 +12,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 
-import numpy as np
 
 from . import dtypes, tensor_proto
 from .errors import GraphError
@@ -251,6 +250,3 @@ def load_graph(source) -> Graph:
         return Graph.from_graphdef(source)
     raise TypeError(f"expected a path, GraphDef or Graph, got {type(source).__name__}")
 
-
-def constant_value(node: Node) -> np.ndarray:
-    return node.attrs["value"]

@@ -17,7 +17,7 @@ def counter_graph():
     x = b.placeholder("x", np.float32, (None,))
     v = b.op("VarHandleOp", name="v", dtype=np.float32, shape=Shape(()),
              shared_name="v", container="")
-    init = b.op("AssignVariableOp", [v, b.const("zero", np.float32(0))], name="init", dtype=np.float32)
+    b.op("AssignVariableOp", [v, b.const("zero", np.float32(0))], name="init", dtype=np.float32)
     read = b.op("ReadVariableOp", [v], name="read", dtype=np.float32)
     y = b.op("AddV2", [b.op("Mul", [x, b.const("two", np.float32(2))], name="mul", T=np.float32), read],
              name="y", T=np.float32)

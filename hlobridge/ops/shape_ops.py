@@ -913,7 +913,7 @@ register("ReverseV2", infer=lambda ctx: [_spec(ctx, ctx.inputs[0].shape)], attrs
 # -- OneHot -------------------------------------------------------------------------------------------
 
 def _one_hot_infer(ctx):
-    ind, depth, on = ctx.inputs[0], value_of(ctx, 1), ctx.inputs[2]
+    ind, depth = ctx.inputs[0], value_of(ctx, 1)
     if ind.shape is None:
         return [_spec(ctx, None, 2)]
     axis = normalize_axis(ctx, ctx.attr("axis", -1), ind.rank + 1)
