@@ -24,6 +24,7 @@ from . import dtypes
 from .errors import LoweringError, UnsupportedOpsError
 from .graph import Graph, TensorRef
 from .ops import registry
+from .shape_inference import outputs_by_node
 from .spec import TensorSpec
 
 SIGNATURE_KEY = "hlobridge.signature"
@@ -94,9 +95,7 @@ class _FunctionBuilder:
         self.specs = specs
         self.values: dict[TensorRef, ir.Value] = {}
         self.inputs = set(inputs)
-        self.node_outputs: dict[str, list[TensorSpec]] = {}
-        for ref in sorted(specs, key=lambda r: r.index):
-            self.node_outputs.setdefault(ref.node, []).append(specs[ref])
+        self.node_outputs = outputs_by_node(specs)
 
     def is_constant(self, name: str) -> bool:
         outs = self.node_outputs.get(name, [])

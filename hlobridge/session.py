@@ -21,7 +21,7 @@ from .errors import HlobridgeError, InputError
 from .graph import Graph, TensorRef, load_graph
 from .ops import registry
 from .ops.state import VariableHandle, VariableStore
-from .shape_inference import infer_specs
+from .shape_inference import infer_specs, outputs_by_node
 from .spec import TensorSpec
 
 JIT_MODES = ("off",)
@@ -31,6 +31,7 @@ JIT_MODES = ("off",)
 class _Plan:
     order: list[str]
     specs: dict
+    outputs: dict  # node name -> its output specs
     fetch_refs: list[TensorRef]
 
 
@@ -77,8 +78,7 @@ class Session:
         if plan is None:
             plan = self._plans[key] = self._make_plan(targets, fetch_refs, feeds)
         values = self._execute(plan, feeds)
-        results = [None if n is None else np.asarray(values[n]) for n in
-                   (ref if ref is not None else None for ref in fetch_refs)]
+        results = [None if ref is None else np.asarray(values[ref]) for ref in fetch_refs]
         return _rebuild(structure, results)
 
     # -- resolution ---------------------------------------------------------------------------
@@ -149,7 +149,7 @@ class Session:
         feed_specs = {r: TensorSpec(v.dtype, tuple(v.shape)) for r, v in feeds.items()}
         specs = infer_specs(graph, needed, feed_specs)
         order = [n for n in graph.order if n in needed]
-        return _Plan(order, specs, [r for r in fetch_refs if r is not None])
+        return _Plan(order, specs, outputs_by_node(specs), [r for r in fetch_refs if r is not None])
 
     # -- execution ---------------------------------------------------------------------------------
     def _execute(self, plan: _Plan, feeds: dict) -> dict:
@@ -158,7 +158,7 @@ class Session:
         for name in plan.order:
             node = self.graph.nodes[name]
             entry = registry.lookup(node.op)
-            out_specs = self._outputs(plan, name)
+            out_specs = plan.outputs.get(name, [])
             if not entry.stateful and out_specs and all(s.value is not None for s in out_specs):
                 for i, s in enumerate(out_specs):
                     values.setdefault(TensorRef(name, i), s.value)
@@ -184,10 +184,3 @@ class Session:
             if isinstance(v, VariableHandle) and specs[r].dtype != dtypes.RESOURCE:
                 values[r] = self.variables.read(v, "fetch")
         return values
-
-    def _outputs(self, plan: _Plan, name: str) -> list[TensorSpec]:
-        out, i = [], 0
-        while TensorRef(name, i) in plan.specs:
-            out.append(plan.specs[TensorRef(name, i)])
-            i += 1
-        return out

@@ -29,6 +29,14 @@ def _foldable(entry, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> boo
     return all(s.is_static and s.num_elements <= FOLD_ELEMENT_LIMIT for s in outputs)
 
 
+def outputs_by_node(specs: dict[TensorRef, TensorSpec]) -> dict[str, list[TensorSpec]]:
+    """Each node's output specs, in output order (what infer_specs computed, regrouped)."""
+    grouped: dict[str, list[TensorSpec]] = {}
+    for ref in sorted(specs, key=lambda r: r.index):
+        grouped.setdefault(ref.node, []).append(specs[ref])
+    return grouped
+
+
 def infer_node(graph: Graph, name: str, specs: dict) -> list[TensorSpec]:
     node = graph.nodes[name]
     entry = registry.lookup(node.op)

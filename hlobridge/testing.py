@@ -10,10 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import compiler, runtime
-from .graph import TensorRef
 from .graph_builder import GraphBuilder
 from .ops import registry
-from .shape_inference import infer_specs
+from .shape_inference import infer_specs, outputs_by_node
 
 
 def single_op_graph(op: str, inputs, attrs: dict, consts=()):
@@ -37,7 +36,7 @@ def reference(op: str, inputs, attrs: dict, consts=()):
     graph, feeds = single_op_graph(op, inputs, attrs, consts)
     specs = infer_specs(graph)
     node = graph.nodes["op"]
-    outs = [specs[TensorRef("op", i)] for i in range(64) if TensorRef("op", i) in specs]
+    outs = outputs_by_node(specs)["op"]
     ctx = registry.OpContext(node, [specs[r] for r in node.inputs], outs)
     values = [np.asarray(v) for v in registry.as_list(
         registry.lookup(op).kernel(ctx, *[np.asarray(x) for x in inputs]))]
@@ -52,7 +51,7 @@ def compiled(op: str, inputs, attrs: dict, consts=(), device="cpu"):
     """Outputs of the op compiled for llvm-cpu and run, as a list."""
     graph, feeds = single_op_graph(op, inputs, attrs, consts)
     specs = infer_specs(graph)
-    n_out = sum(1 for r in specs if r.node == "op")
+    n_out = len(outputs_by_node(specs)["op"])
     model = compiler.compile_graph(graph, inputs=list(feeds), outputs=[f"op:{i}" for i in range(n_out)])
     module = runtime.load(model.vmfb, device=device)
     result = module.main(*feeds.values())
