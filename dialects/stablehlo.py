@@ -432,3 +432,26 @@ def sort(inputs: Sequence[Value], dim: int, comparator: Callable, is_stable: boo
     with ir.InsertionPoint(block):
         _create("stablehlo.return", [comparator(*block.arguments)], [])
     return list(op.results)
+
+
+# -- control flow (If, Case, While) ------------------------------------------------------------------
+
+def case(index: Value, result_types: Sequence[ir.Type], branches: Sequence[Callable]) -> list[Value]:
+    """stablehlo.case: runs branches[index] (the last one when index is out of range, as
+    TensorFlow's Case does); each branch() builds its region and returns its results."""
+    op = _create("stablehlo.case", [index], list(result_types), regions=len(branches))
+    for region, build in zip(op.regions, branches):
+        with ir.InsertionPoint(region.blocks.append()):
+            _create("stablehlo.return", list(build()), [])
+    return list(op.results)
+
+
+def while_(inits: Sequence[Value], cond: Callable, body: Callable) -> list[Value]:
+    """stablehlo.while over loop-carried `inits`: cond(*vars) -> tensor<i1>, body(*vars) -> vars."""
+    types = [v.type for v in inits]
+    op = _create("stablehlo.while", list(inits), types, regions=2)
+    for region, build in zip(op.regions, (lambda *a: [cond(*a)], body)):
+        block = region.blocks.append(*types)
+        with ir.InsertionPoint(block):
+            _create("stablehlo.return", list(build(*block.arguments)), [])
+    return list(op.results)

@@ -124,13 +124,28 @@ class Graph:
             self.nodes[n.name] = n
         self.library = library if library is not None else schema.FunctionDefLibrary()
         self.functions = {f.signature.name: f for f in self.library.function}
+        self._function_library = None
         self._check_edges()
         self.order = self._topological_order()
 
     # -- construction -----------------------------------------------------------------
     @classmethod
     def from_graphdef(cls, graph_def, source: str = "<graphdef>") -> "Graph":
-        return cls((node_from_def(nd) for nd in graph_def.node), graph_def.library, source)
+        """The graph as hlobridge runs it: function calls inlined, v1 control flow
+        functionalized where it can be (see functions.py and passes/functionalize_control_flow.py)."""
+        from hlobridge.passes.functionalize_control_flow import functionalize
+
+        from .functions import inline_calls
+        graph = cls((node_from_def(nd) for nd in graph_def.node), graph_def.library, source)
+        return functionalize(inline_calls(graph))
+
+    @property
+    def function_library(self):
+        """The FunctionDefs (and functions built from v1 control flow) as a FunctionLibrary."""
+        if self._function_library is None:
+            from .functions import FunctionLibrary
+            self._function_library = FunctionLibrary(self.library)
+        return self._function_library
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Graph":

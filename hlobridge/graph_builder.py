@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dtypes, tensor_proto
-from .graph import Graph
+from .graph import FuncAttr, Graph
 from .proto import schema
 
 
@@ -52,6 +52,8 @@ def encode_attr(value) -> object:
         attr.shape.CopyFrom(shape_proto(value.dims))
     elif isinstance(value, np.ndarray):
         attr.tensor.CopyFrom(tensor_proto.from_numpy(value))
+    elif isinstance(value, FuncAttr):
+        attr.func.name = value.name
     elif isinstance(value, (list, tuple)):
         attr.list.SetInParent()
         for item in value:
@@ -108,6 +110,31 @@ class GraphBuilder:
     def const(self, name: str, value, dtype=None) -> str:
         value = np.asarray(value, dtype=dtype)
         return self.op("Const", name=name, dtype=value.dtype, value=value)
+
+    def function(self, name: str, args: dict, build, stateful: bool = False) -> FuncAttr:
+        """Add a FunctionDef to the library: `build(body, *arg_names)` adds the body's nodes to
+        a fresh builder and returns its results as [(tensor, dtype)]. Body tensors are written
+        as TensorFlow writes them in FunctionDefs ("node:output:0")."""
+        body = GraphBuilder()
+        results = build(body, *args)
+        fdef = self.graph_def.library.function.add()
+        fdef.signature.name = name
+        fdef.signature.is_stateful = stateful
+        for arg, dtype in args.items():
+            fdef.signature.input_arg.add(name=arg, type=dtypes.to_enum(np.dtype(dtype)))
+
+        def ref(tensor: str) -> str:
+            node, _, index = tensor.partition(":")
+            return tensor if node in args else f"{node}:output:{index or 0}"
+        for nd in body.graph_def.node:
+            new = fdef.node_def.add()
+            new.CopyFrom(nd)
+            del new.input[:]
+            new.input.extend(i if i.startswith("^") else ref(i) for i in nd.input)
+        for i, (tensor, dtype) in enumerate(results):
+            fdef.signature.output_arg.add(name=f"output_{i}", type=dtypes.to_enum(np.dtype(dtype)))
+            fdef.ret[f"output_{i}"] = ref(tensor)
+        return FuncAttr(name, {})
 
     def graph(self) -> Graph:
         return Graph.from_graphdef(self.graph_def, "<GraphBuilder>")

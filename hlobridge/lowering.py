@@ -24,9 +24,9 @@ from hlobridge.dialects import stablehlo as hlo
 from . import dtypes
 from .errors import LoweringError, UnsupportedOpsError
 from .graph import Graph, TensorRef
-from .ops import registry
+from .ops import registry, typesets
 from .ops.traced import Traced
-from .shape_inference import outputs_by_node
+from .shape_inference import infer_specs, outputs_by_node
 from .spec import TensorSpec
 
 SIGNATURE_KEY = "hlobridge.signature"
@@ -114,9 +114,39 @@ class ResourceAccess:
         self.builder.write_resource(self.node.inputs[i], value.value if isinstance(value, Traced) else value)
 
 
+class FunctionLowering:
+    """`ctx.functions` for lowering rules: a called function's body, built at the current
+    insertion point (inside a stablehlo.case / while region) from the given operands."""
+
+    def __init__(self, library):
+        self.library = library
+
+    def infer(self, name, in_specs):
+        return self.library.infer(name, in_specs)
+
+    def lower(self, name, operands: list, in_specs: list) -> list:
+        fn = self.library.get(name)
+        feeds = {TensorRef(a, 0): TensorSpec(s.dtype, s.shape) for a, s in zip(fn.args, in_specs)}
+        needed = set(fn.targets())
+        specs = infer_specs(fn.graph, needed, feeds)
+        builder = _FunctionBuilder(fn.graph, specs, list(feeds))
+        nodes = [n for n in fn.graph.order if n in needed and n not in fn.args]
+        unsupported = [(n, fn.graph.nodes[n].op) for n in nodes
+                       if not registry.lookup(fn.graph.nodes[n].op).compiles and not builder.is_constant(n)]
+        if unsupported:
+            raise UnsupportedOpsError([(f"{fn.name}/{n}", op) for n, op in unsupported])
+        for ref, v in zip(feeds, operands):
+            builder.values[ref] = v
+        for name in nodes:
+            if not builder.is_constant(name):
+                builder.lower_node(name)
+        return [builder.value(r) for r in fn.rets]
+
+
 class _FunctionBuilder:
     def __init__(self, graph: Graph, specs: dict, inputs: list[TensorRef], resources=()):
         self.graph = graph
+        self.functions = FunctionLowering(graph.function_library)
         self.specs = specs
         self.values: dict[TensorRef, ir.Value] = {}
         self.inputs = set(inputs)
@@ -192,12 +222,15 @@ class _FunctionBuilder:
         entry = registry.lookup(node.op)
         in_specs = [self.specs[r] for r in node.inputs]
         out_specs = self.node_outputs.get(name, [])
-        ctx = registry.OpContext(node, in_specs, out_specs, ResourceAccess(self, node))
+        ctx = registry.OpContext(node, in_specs, out_specs, ResourceAccess(self, node), self.functions)
         if not entry.stateful and out_specs and all(s.is_static and s.num_elements == 0 for s in out_specs):
             with ir.Location.name(name):  # every empty tensor is the same: no rule needs to handle them
                 for i, spec in enumerate(out_specs):
                     self.values[TensorRef(name, i)] = hlo.constant(np.zeros(spec.shape, spec.dtype), spec.dtype)
             return
+        undeclared = typesets.undeclared_dtype(entry, node)
+        if undeclared:
+            raise LoweringError(f"node '{name}' ({node.op}): {undeclared}")
         with ir.Location.name(name):
             operands = [self.operand(entry, i, r) for i, r in enumerate(node.inputs)]
             try:

@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hlobridge import dtypes
-from hlobridge.graph import Graph, TensorRef
-from hlobridge.ops import registry
+from hlobridge.graph import FuncAttr, Graph, TensorRef
+from hlobridge.ops import registry, typesets
+
+from .functionalize_control_flow import maybe_dead
 
 JIT_MODES = ("off", "auto", "manual", "strict")
 
@@ -41,9 +43,12 @@ REASONS = {
     "not_marked": "jit=manual and the node is not marked _XlaCompile=true (jit_scope) nor on an XLA device",
     "stateful_random": "a stateful random op: it runs on its reference kernel, which keeps TensorFlow's stream",
     "no_lowering": "the op has only a reference kernel (string op, data-dependent output shape, ...)",
-    "uncompilable_dtype": "it has tensors of a type that cannot be compiled",
+    "uncompilable_dtype": "it has tensors of a type that cannot be compiled (for this op: see hlobridge-ops)",
     "resource_output": "it produces a resource handle, which only the session can hold",
     "cluster_too_small": "its cluster had fewer than min_cluster_size ops that do work",
+    "uncompilable_body": "a function it runs (branch, loop body) has an op that cannot compile "
+                         "(Assert, variables, random, ...)",
+    "maybe_dead": "v1 control flow (Switch/Merge) that could not be functionalized: its value may be dead",
 }
 
 GRAPH_INPUTS = {"Placeholder", "PlaceholderV2", "PlaceholderWithDefault"}
@@ -109,7 +114,7 @@ def _dtype_attrs(node):
                 yield v
 
 
-def _reason(node, jit: str) -> str | None:
+def _reason(node, jit: str, library=None) -> str | None:
     """The predicate chain: None for a candidate, else the first reason that rules it out."""
     entry = registry.lookup(node.op)
     if entry is None:
@@ -131,7 +136,35 @@ def _reason(node, jit: str) -> str | None:
         return "resource_output"
     if any(t == dtypes.VARIANT or dtypes.mlir_name(t) is None for t in types):
         return "uncompilable_dtype"
+    if typesets.undeclared_dtype(entry, node):
+        return "uncompilable_dtype"
+    if library is not None and _functions_of(node) and not _bodies_compile(node, library):
+        return "uncompilable_body"
     return None
+
+
+def _functions_of(node) -> list[FuncAttr]:
+    """The functions a node runs (If's branches, While's cond and body, Case's branches)."""
+    found = []
+    for value in node.attrs.values():
+        found += [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, FuncAttr)]
+    return found
+
+
+def _bodies_compile(node, library) -> bool:
+    """Every node its functions run is a candidate, and none touches state: a compiled
+    body has no variables, and an Assert inside must keep stopping the run."""
+    for f in _functions_of(node):
+        fn = library.get(f)
+        for name in fn.targets():
+            inner = fn.graph.nodes[name]
+            if name in fn.args:
+                continue
+            if _reason(inner, "auto", library) is not None:
+                return False
+            if registry.lookup(inner.op).stateful and not _functions_of(inner):
+                return False
+    return True
 
 
 class _Contraction:
@@ -212,7 +245,9 @@ def mark_for_compilation(graph: Graph, nodes=None, *, cut=(), fetched=(),
     selected = set(graph.nodes) if nodes is None else set(nodes)
     order = [n for n in graph.order if n in selected]
     cut = set(cut)
-    reasons = {n: r for n in order if (r := _reason(graph.nodes[n], options.jit)) is not None}
+    reasons = {n: r for n in order if (r := _reason(graph.nodes[n], options.jit, graph.function_library)) is not None}
+    for n in maybe_dead(graph, selected):  # a cluster runs whole: none of its inputs may be dead
+        reasons.setdefault(n, "maybe_dead")
     candidates = [n for n in order if n not in reasons]
     dsu = _Contraction(graph, order, cut)
 

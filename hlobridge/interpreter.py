@@ -1,0 +1,162 @@
+"""Running nodes on their NumPy reference kernels: one node, or a whole function body.
+
+The Session runs its lone (uncompiled) nodes through `run_step`, and the kernels of
+functional control flow (If, While, Case) run their bodies through `FunctionRunner.call`,
+which plans a body once per argument signature and then runs it node by node.
+
+Deadness, as TensorFlow's executor has it: a `Switch` sends its input to one output and
+`DEAD` to the other; a node with a dead input (data or control) is dead itself and does
+not run; `Merge` forwards whichever input is alive. This runs v1 conditionals that could
+not be functionalized into `If`; dead nodes are recorded as `values[TensorRef(name, -1)]`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import dtypes
+from .errors import HlobridgeError
+from .graph import FuncAttr, TensorRef
+from .host import is_device_array, to_host
+from .ops import registry
+from .ops.state import VariableAccess, VariableHandle
+
+
+class _Dead:
+    """The value on the untaken side of a Switch."""
+
+    def __repr__(self) -> str:
+        return "DEAD"
+
+
+DEAD = _Dead()
+# Ops that see dead inputs instead of dying with them.
+DEADNESS_AWARE = {"Merge", "RefMerge"}
+
+
+def dead_marker(name: str) -> TensorRef:
+    return TensorRef(name, -1)
+
+
+@dataclass
+class NodeStep:
+    """A node run on its reference kernel, with its specs resolved at plan time."""
+
+    name: str
+    node: object
+    entry: object
+    out_specs: list
+    in_specs: list
+    deadness: bool = True  # whether a dead input can reach it (a Switch in its graph)
+
+
+def _is_dead(node, values: dict) -> bool:
+    return (any(values.get(r) is DEAD for r in node.inputs) or
+            any(dead_marker(c) in values for c in node.control_inputs))
+
+
+def run_step(step: NodeStep, values: dict, variables, functions=None) -> None:
+    """Run one node's kernel on `values` (TensorRef -> value) and store its outputs there."""
+    name, node, entry = step.name, step.node, step.entry
+    if step.deadness and node.op not in DEADNESS_AWARE and _is_dead(node, values):
+        values[dead_marker(name)] = DEAD
+        for i in range(len(step.out_specs)):
+            values[TensorRef(name, i)] = DEAD
+        return
+    args = []
+    for i, r in enumerate(node.inputs):
+        v = values[r]
+        if isinstance(v, VariableHandle):
+            if i not in entry.ref_inputs and step.in_specs[i].dtype != dtypes.RESOURCE:
+                v = variables.read_host(v, name)
+        elif is_device_array(v):  # a cluster's output: to the host once
+            v = values[r] = to_host(v)
+        args.append(v)
+    ctx = registry.OpContext(node, step.in_specs, step.out_specs,
+                             VariableAccess(variables, node, args) if entry.stateful else None,
+                             functions)
+    try:
+        with np.errstate(all="ignore"):  # IEEE results (inf, nan) are the answer, as in TF
+            results = registry.as_list(entry.kernel(ctx, *args))
+    except HlobridgeError as e:
+        if functions is not None and ctx.functions is not None and _runs_functions(node):
+            e.args = (f"{e.args[0]}\n  in node '{name}' ({node.op})",) + e.args[1:]
+        raise
+    except Exception as e:  # a kernel failing on real data: name the node
+        raise HlobridgeError(f"node '{name}' ({node.op}) failed: {type(e).__name__}: {e}") from e
+    if results and all(v is DEAD for v in results):
+        values[dead_marker(name)] = DEAD
+    for i, v in enumerate(results):
+        values.setdefault(TensorRef(name, i), v)
+
+
+def _runs_functions(node) -> bool:
+    return any(isinstance(v, FuncAttr) or (isinstance(v, list) and v and isinstance(v[0], FuncAttr))
+               for v in node.attrs.values())
+
+
+class FunctionRunner:
+    """`ctx.functions` for kernels: infer a function's outputs, or call it on arrays."""
+
+    def __init__(self, library, variables):
+        self.library = library
+        self.variables = variables
+        self._plans: dict = {}
+
+    def infer(self, name, in_specs):
+        return self.library.infer(name, in_specs)
+
+    def call(self, name, args: list) -> list:
+        fn = self.library.get(name)
+        args = [to_host(a) if is_device_array(a) else a for a in args]
+        key = (fn.name, tuple(_arg_key(a) for a in args))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._plan(fn, args)
+        values = {TensorRef(a, 0): v for a, v in zip(fn.args, args)}
+        for step in plan:
+            run_step(step, values, self.variables, self)
+        results = [values[r] for r in fn.rets]
+        dead = [str(r) for r, v in zip(fn.rets, results) if v is DEAD]
+        if dead:
+            raise HlobridgeError(f"function '{fn.name}': result(s) {', '.join(dead)} were not computed "
+                                 f"(on an untaken branch of a conditional)")
+        return results
+
+    def _plan(self, fn, args) -> list[NodeStep]:
+        from .shape_inference import infer_specs, outputs_by_node
+        from .spec import TensorSpec
+        feeds = {TensorRef(a, 0): _arg_spec(v) for a, v in zip(fn.args, args)}
+        needed = set(fn.targets())
+        specs = infer_specs(fn.graph, needed, feeds)
+        outputs = outputs_by_node(specs)
+        steps = []
+        deadness = has_switches(fn.graph, needed)
+        for name in fn.graph.order:
+            if name not in needed or name in fn.args:
+                continue
+            node = fn.graph.nodes[name]
+            steps.append(NodeStep(name, node, registry.lookup(node.op), outputs.get(name, []),
+                                  [specs.get(r, TensorSpec(None, None)) for r in node.inputs], deadness))
+        return steps
+
+
+def has_switches(graph, names) -> bool:
+    return any(graph.nodes[n].op in ("Switch", "RefSwitch") for n in names)
+
+
+def _arg_key(value):
+    if isinstance(value, VariableHandle):
+        return ("variable", value.name)
+    value = np.asarray(value)
+    return (value.dtype.str, value.shape)
+
+
+def _arg_spec(value):
+    from .spec import TensorSpec
+    if isinstance(value, VariableHandle):
+        return TensorSpec(dtypes.RESOURCE, (), handle=(value.dtype, value.shape))
+    value = np.asarray(value)
+    return TensorSpec(value.dtype, tuple(value.shape))
