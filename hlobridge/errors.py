@@ -51,6 +51,18 @@ class InputError(HlobridgeError):
     """A runtime argument has the wrong count, name, shape or dtype."""
 
 
+class AssertionFailedError(HlobridgeError):
+    """An Assert op's condition was false: the run stops with the assertion's message."""
+
+
+class CheckNumericsError(HlobridgeError):
+    """A CheckNumerics op found a NaN or an infinity: the run stops with the op's message."""
+
+
+class FusionFallbackWarning(UserWarning):
+    """IREE could not compile hlobridge's dispatch regions; IREE formed the dispatches itself."""
+
+
 class JitFallbackWarning(UserWarning):
     """A cluster did not compile and ran on reference kernels (TensorFlow does this silently)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import CheckNumericsError, InputError
 from ..spec import TensorSpec
 from .common import same_as_input
 from .registry import register
@@ -39,10 +39,9 @@ register("Placeholder", infer=_placeholder_infer, attrs=("dtype", "shape"),
 register("PlaceholderWithDefault", infer=lambda ctx: [TensorSpec(ctx.attr("dtype"), ctx.inputs[0].shape)],
          attrs=("dtype", "shape"), lower=lambda ctx, x: x, kernel=lambda ctx, x: x)
 
-# Ops that pass their input through unchanged (gradient markers, snapshots, debug checks).
+# Ops that pass their input through unchanged (gradient markers, snapshots, shape checks).
 for _op, _attrs in {"Identity": ("T",), "StopGradient": ("T",), "PreventGradient": ("T", "message"),
-                    "Snapshot": ("T",), "CheckNumerics": ("T", "message"),
-                    "EnsureShape": ("T", "shape")}.items():
+                    "Snapshot": ("T",), "EnsureShape": ("T", "shape")}.items():
     register(_op, infer=same_as_input, attrs=_attrs, lower=lambda ctx, x: x, kernel=lambda ctx, x: x)
 
 
@@ -52,4 +51,20 @@ def _identity_n_infer(ctx):
 
 register("IdentityN", infer=_identity_n_infer, attrs=("T",),
          lower=lambda ctx, *xs: list(xs), kernel=lambda ctx, *xs: list(xs))
-register("NoOp", infer=lambda ctx: [], attrs=(), lower=lambda ctx: [], kernel=lambda ctx: [])
+register("NoOp", infer=lambda ctx: [], attrs=(), lower=lambda ctx: [], kernel=lambda ctx: [], dtypes=())
+
+
+def _check_numerics_kernel(ctx, x):
+    """TensorFlow's CheckNumerics: the input passes through unless it holds a NaN or an
+    infinity; then the run stops with the op's message, worded as TF words it."""
+    x = np.asarray(x)
+    found = [what for what, test in (("Inf", np.isinf), ("NaN", np.isnan)) if test(x).any()]
+    if found:
+        raise CheckNumericsError(f"node '{ctx.name}' (CheckNumerics): {ctx.attr('message')} : "
+                                 f"Tensor had {' and '.join(found)} values")
+    return x
+
+
+# Never compiled: XLA drops the check, but a graph that checks its numerics must keep stopping
+# the run where TensorFlow does (as Assert does).
+register("CheckNumerics", infer=same_as_input, attrs=("T", "message"), kernel=_check_numerics_kernel)

@@ -23,6 +23,7 @@ from ..spec import TensorSpec
 from . import elementwise
 from .common import broadcast_shapes, same_as_input
 from .registry import register
+from .typesets import FLOAT, NUMBER, SIGNED
 
 # -- shared helpers -----------------------------------------------------------------------------
 
@@ -139,9 +140,10 @@ _MATMUL_ATTRS = {
     "BatchMatMulV2": ("T", "adj_x", "adj_y", "grad_x", "grad_y"),
     "BatchMatMulV3": ("Ta", "Tb", "Tout", "adj_x", "adj_y", "grad_x", "grad_y"),
 }
+_MATMUL_DTYPES = FLOAT + ("int32", "int64")
 for _op, _attrs in _MATMUL_ATTRS.items():
     register(_op, infer=_batch_matmul_infer, lower=_batch_matmul_lower, kernel=_batch_matmul_kernel,
-             attrs=_attrs)
+             attrs=_attrs, dtypes=FLOAT + SIGNED + ("uint8",) if _op == "BatchMatMulV3" else _MATMUL_DTYPES)
 
 # -- data formats -----------------------------------------------------------------------------------
 
@@ -218,9 +220,10 @@ def _np_add_bias(ctx, x, bias):
     return (x + bias.reshape((-1,) + (1,) * (x.ndim - 1 - axis))).astype(x.dtype)
 
 
-register("BiasAdd", infer=_bias_add_infer, attrs=("T", "data_format"),
+register("BiasAdd", infer=_bias_add_infer, attrs=("T", "data_format"), dtypes=NUMBER,
          lower=_add_bias, kernel=_np_add_bias)
-register("BiasAddV1", infer=_bias_add_infer, attrs=("T",), lower=_add_bias, kernel=_np_add_bias)
+register("BiasAddV1", infer=_bias_add_infer, attrs=("T",), lower=_add_bias, kernel=_np_add_bias,
+         dtypes=NUMBER)
 
 
 def _bias_add_grad_infer(ctx):
@@ -240,7 +243,7 @@ def _bias_add_grad_kernel(ctx, g):
     return g.sum(axis=tuple(d for d in range(g.ndim) if d != axis), dtype=_acc_dtype(g.dtype)).astype(g.dtype)
 
 
-register("BiasAddGrad", infer=_bias_add_grad_infer, attrs=("T", "data_format"),
+register("BiasAddGrad", infer=_bias_add_grad_infer, attrs=("T", "data_format"), dtypes=NUMBER,
          lower=_bias_add_grad_lower, kernel=_bias_add_grad_kernel)
 
 # -- window geometry ----------------------------------------------------------------------------------
@@ -265,9 +268,15 @@ class _Window:
         return tuple((k - 1) * d + 1 for k, d in zip(self.kernel, self.dilations))
 
 
+_V2_INPUTS = {"ksize": 1, "strides": 2}  # MaxPoolV2 takes these as (constant) inputs
+
+
 def _spatial_attr(ctx, fmt: _Format, name: str, default=None) -> tuple:
     """A 4-element per-axis attribute (strides, dilations, ksize): its (H, W) entries, checked."""
-    values = ctx.attr(name, default)
+    if ctx.op == "MaxPoolV2" and name in _V2_INPUTS:
+        values = [int(v) for v in np.ravel(ctx.const(_V2_INPUTS[name]))]
+    else:
+        values = ctx.attr(name, default)
     if len(values) != 4:
         raise ctx.error(f"{name} must have 4 elements, got {list(values)}")
     n, h, w, c = fmt.nhwc(values)
@@ -451,9 +460,9 @@ def _np_conv(ctx, x, w):
 
 
 _CONV_ATTRS = ("T", "strides", "padding", "explicit_paddings", "data_format", "dilations")
-register("Conv2D", infer=_conv_infer, lower=_conv_lower, kernel=_np_conv,
+register("Conv2D", infer=_conv_infer, lower=_conv_lower, kernel=_np_conv, dtypes=FLOAT,
          attrs=_CONV_ATTRS + ("use_cudnn_on_gpu",))
-register("DepthwiseConv2dNative", infer=_conv_infer, lower=_conv_lower, kernel=_np_conv,
+register("DepthwiseConv2dNative", infer=_conv_infer, lower=_conv_lower, kernel=_np_conv, dtypes=FLOAT,
          attrs=_CONV_ATTRS)
 
 # Gradients of Conv2D. Their shape input (input_sizes / filter_sizes) must be a compile-time
@@ -580,10 +589,78 @@ def _np_backprop_filter(ctx, x, _, dy):
 
 
 _CONV_GRAD_ATTRS = _CONV_ATTRS + ("use_cudnn_on_gpu",)
-register("Conv2DBackpropInput", infer=_backprop_input_infer, lower=_backprop_input_lower,
+register("Conv2DBackpropInput", infer=_backprop_input_infer, lower=_backprop_input_lower, dtypes=FLOAT,
          kernel=_np_backprop_input, attrs=_CONV_GRAD_ATTRS, const_inputs=(0,))
-register("Conv2DBackpropFilter", infer=_backprop_filter_infer, lower=_backprop_filter_lower,
+register("Conv2DBackpropFilter", infer=_backprop_filter_infer, lower=_backprop_filter_lower, dtypes=FLOAT,
          kernel=_np_backprop_filter, attrs=_CONV_GRAD_ATTRS, const_inputs=(1,))
+
+# Gradients of DepthwiseConv2dNative (filter [KH, KW, C, M], output channel c * M + m).
+# Input: a transposed convolution with C groups of M input channels each, the filter flipped
+# and [KH, KW, M, C]. Filter: per tap, the padded input's window times dy, summed over batch
+# and positions, channel by channel.
+
+
+def _depthwise_backprop_input_lower(ctx, _, w, dy):
+    out = ctx.out()
+    fmt, win = _backprop_geometry(ctx, out.shape, hlo.shape_of(w), hlo.shape_of(dy))
+    pads = [(eff - 1 - lo, size - 1 - (o - 1) * s + lo)
+            for size, o, eff, s, (lo, _hi) in zip(fmt.hw(out.shape), win.out, win.effective, win.strides, win.pads)]
+    kernel = hlo.transpose(hlo.reverse(w, [0, 1]), [0, 1, 3, 2])
+    return hlo.convolution(dy, kernel, out.shape, out.dtype, layout=f"{fmt.conv_io}x[0, 1, i, o]->{fmt.conv_io}",
+                           strides=(1, 1), padding=pads, lhs_dilation=win.strides, rhs_dilation=win.dilations,
+                           feature_group_count=hlo.shape_of(w)[2])
+
+
+def _depthwise_backprop_filter_lower(ctx, x, _, dy):
+    out = ctx.out()
+    fmt, win = _backprop_geometry(ctx, hlo.shape_of(x), out.shape, hlo.shape_of(dy))
+    if fmt.nchw:
+        x, dy = hlo.transpose(x, [0, 2, 3, 1]), hlo.transpose(dy, [0, 2, 3, 1])
+    kh, kw, c, m = out.shape
+    n, oh, ow, _ = hlo.shape_of(dy)
+    (plh, phh), (plw, phw) = win.pads
+    x = hlo.pad(x, _scalar(0, out.dtype), [0, plh, plw, 0], [0, max(phh, 0), max(phw, 0), 0])
+    dy = hlo.reshape(dy, [n, oh, ow, c, m])
+    taps = []
+    for i, j, (_, rows, cols) in _np_taps(win, win.out):
+        window = hlo.slice(x, [0, rows.start, cols.start, 0], [n, rows.stop, cols.stop, c], [1, rows.step, cols.step, 1])
+        prod = hlo.multiply(hlo.broadcast_in_dim(window, [n, oh, ow, c, m], [0, 1, 2, 3]), dy)
+        taps.append(hlo.reshape(hlo.reduce(prod, _scalar(0, out.dtype), [0, 1, 2]), [1, c, m]))
+    return hlo.reshape(hlo.concatenate(taps, 0), out.shape)
+
+
+def _np_depthwise_backprop_input(ctx, _, w, dy):
+    out = ctx.out()
+    fmt, win = _backprop_geometry(ctx, out.shape, w.shape, dy.shape)
+    acc = _acc_dtype(dy.dtype)
+    n, h, wd, c = fmt.to_nhwc(np.empty(out.shape, np.int8)).shape
+    (plh, phh), (plw, phw) = win.pads
+    dx = np.zeros((n, h + plh + max(phh, 0), wd + plw + max(phw, 0), c), acc)
+    g = fmt.to_nhwc(dy).astype(acc)
+    g = g.reshape(*g.shape[:3], c, -1)
+    for i, j, sl in _np_taps(win, win.out):
+        dx[sl] += np.einsum("nhwcm,cm->nhwc", g, w[i, j].astype(acc))
+    return fmt.from_nhwc(dx[:, plh:plh + h, plw:plw + wd]).astype(out.dtype)
+
+
+def _np_depthwise_backprop_filter(ctx, x, _, dy):
+    out = ctx.out()
+    fmt, win = _backprop_geometry(ctx, x.shape, out.shape, dy.shape)
+    acc = _acc_dtype(x.dtype)
+    (plh, phh), (plw, phw) = win.pads
+    xp = np.pad(fmt.to_nhwc(x).astype(acc), ((0, 0), (plh, max(phh, 0)), (plw, max(phw, 0)), (0, 0)))
+    g = fmt.to_nhwc(dy).astype(acc)
+    g = g.reshape(*g.shape[:3], out.shape[2], out.shape[3])
+    dw = np.zeros(out.shape, acc)
+    for i, j, sl in _np_taps(win, win.out):
+        dw[i, j] = np.einsum("nhwc,nhwcm->cm", xp[sl], g)
+    return dw.astype(out.dtype)
+
+
+register("DepthwiseConv2dNativeBackpropInput", infer=_backprop_input_infer, lower=_depthwise_backprop_input_lower,
+         kernel=_np_depthwise_backprop_input, attrs=_CONV_ATTRS, const_inputs=(0,), dtypes=FLOAT)
+register("DepthwiseConv2dNativeBackpropFilter", infer=_backprop_filter_infer, lower=_depthwise_backprop_filter_lower,
+         kernel=_np_depthwise_backprop_filter, attrs=_CONV_ATTRS, const_inputs=(1,), dtypes=FLOAT)
 
 # -- pooling --------------------------------------------------------------------------------------------
 
@@ -614,7 +691,7 @@ def _window_args(fmt: _Format, win: _Window):
     return fmt.full(win.kernel, 1), fmt.full(win.strides, 1), fmt.full(win.pads, (0, 0))
 
 
-def _max_pool_lower(ctx, x):
+def _max_pool_lower(ctx, x, *_ksize_strides):
     fmt, win = _pool_window(ctx, hlo.shape_of(x))
     dtype = ctx.out().dtype
     return hlo.reduce_window(x, _scalar(_lowest(dtype), dtype), *_window_args(fmt, win), op="maximum")
@@ -629,10 +706,10 @@ def _avg_pool_lower(ctx, x):
     return hlo.divide(total, hlo.broadcast_in_dim(counts, out.shape, fmt.spatial))
 
 
-def _np_pool(ctx, x):
+def _np_pool(ctx, x, *_ksize_strides):
     fmt, win = _pool_window(ctx, x.shape)
     x = fmt.to_nhwc(x)
-    if ctx.op == "MaxPool":
+    if ctx.op in ("MaxPool", "MaxPoolV2"):
         y = _np_windows(_np_pad_hw(x, win.pads, _lowest(x.dtype)), win).max(axis=(-2, -1))
     else:
         sums = _np_windows(_np_pad_hw(x.astype(_acc_dtype(x.dtype)), win.pads), win).sum(axis=(-2, -1))
@@ -641,8 +718,11 @@ def _np_pool(ctx, x):
 
 
 register("MaxPool", infer=_pool_infer, lower=_max_pool_lower, kernel=_np_pool,
+         dtypes=FLOAT + SIGNED + ("uint8", "uint16"),
          attrs=("T", "ksize", "strides", "padding", "explicit_paddings", "data_format"))
-register("AvgPool", infer=_pool_infer, lower=_avg_pool_lower, kernel=_np_pool,
+register("MaxPoolV2", infer=_pool_infer, lower=_max_pool_lower, kernel=_np_pool, const_inputs=(1, 2),
+         dtypes=FLOAT + SIGNED + ("uint8", "uint16"), attrs=("T", "padding", "data_format"))
+register("AvgPool", infer=_pool_infer, lower=_avg_pool_lower, kernel=_np_pool, dtypes=FLOAT,
          attrs=("T", "ksize", "strides", "padding", "data_format"))
 
 
@@ -728,9 +808,9 @@ def _np_avg_pool_grad(ctx, _, g):
     return fmt.from_nhwc(dx[:, plh:plh + h, plw:plw + w]).astype(out.dtype)
 
 
-register("MaxPoolGrad", infer=same_as_input, lower=_max_pool_grad_lower, kernel=_np_max_pool_grad,
+register("MaxPoolGrad", infer=same_as_input, lower=_max_pool_grad_lower, kernel=_np_max_pool_grad, dtypes=FLOAT,
          attrs=("T", "ksize", "strides", "padding", "explicit_paddings", "data_format"))
-register("AvgPoolGrad", infer=_avg_pool_grad_infer, lower=_avg_pool_grad_lower, kernel=_np_avg_pool_grad,
+register("AvgPoolGrad", infer=_avg_pool_grad_infer, lower=_avg_pool_grad_lower, kernel=_np_avg_pool_grad, dtypes=FLOAT,
          attrs=("T", "ksize", "strides", "padding", "data_format"), const_inputs=(0,))
 
 # -- FusedBatchNorm -----------------------------------------------------------------------------------
@@ -760,7 +840,7 @@ def _bn_infer(ctx):
     c = c if c is not None else _dims(scale, 1)[0]
     u = _bn_param_dtype(ctx)
     outs = [TensorSpec(x.dtype, x.shape)] + [TensorSpec(u, (c,)) for _ in range(4)]
-    if ctx.op == "FusedBatchNormV3":
+    if _has_reserve_space_3(ctx):
         outs.append(TensorSpec(u, ()))
     return outs
 
@@ -803,7 +883,7 @@ def _bn_lower(ctx, x, scale, offset, mean, var):
         outs = [_bn_normalize(xu, axis, mean, var, scale, offset, eps), mean, var, mean, var]
     if ctx.inputs[0].dtype != u:
         outs[0] = hlo.convert(outs[0], ctx.inputs[0].dtype)
-    if ctx.op == "FusedBatchNormV3":
+    if _has_reserve_space_3(ctx):
         outs.append(_scalar(0, u))
     return outs
 
@@ -833,14 +913,137 @@ def _np_bn(ctx, x, scale, offset, mean, var):
     else:
         outs = [y, mean, var, mean, var]
     outs = [outs[0].astype(x.dtype)] + [np.asarray(o).astype(u) for o in outs[1:]]
-    if ctx.op == "FusedBatchNormV3":
+    if _has_reserve_space_3(ctx):
         outs.append(np.zeros((), u))
     return outs
 
 
 _BN_ATTRS = ("T", "epsilon", "exponential_avg_factor", "data_format", "is_training")
+_BN_OUTPUTS = ("y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2", "reserve_space_3")
 for _op, _extra in {"FusedBatchNorm": (), "FusedBatchNormV2": ("U",), "FusedBatchNormV3": ("U",)}.items():
-    register(_op, infer=_bn_infer, lower=_bn_lower, kernel=_np_bn, attrs=_BN_ATTRS + _extra)
+    register(_op, infer=_bn_infer, lower=_bn_lower, kernel=_np_bn, attrs=_BN_ATTRS + _extra, dtypes=FLOAT,
+             output_args=_BN_OUTPUTS[:6 if _op == "FusedBatchNormV3" else 5])
+
+# FusedBatchNormGrad/V2/V3: inputs y_backprop, x, scale, reserve_space_1 (the forward's batch
+# mean, or the population mean in inference), reserve_space_2 (its biased variance, or the
+# population variance) [, reserve_space_3]; outputs x_backprop (T), scale_backprop and
+# offset_backprop (U, per channel), and two empty reserve spaces. TensorFlow's formulas:
+#   r = rsqrt(var + eps), xc = x - mean
+#   offset_backprop = sum(dy), scale_backprop = sum(dy * xc) * r
+#   training:  x_backprop = scale * r * (dy - mean(dy) - xc * mean(dy * xc) * r^2)
+#   inference: x_backprop = dy * scale * r
+
+
+def _bn_grad_infer(ctx):
+    dy, x, scale = ctx.inputs[:3]
+    _require_rank(ctx, 0, (4, 5))
+    c = None if x.shape is None else x.shape[_bn_channel_axis(ctx, len(x.shape))]
+    c = c if c is not None else _dims(scale, 1)[0]
+    u = _bn_param_dtype(ctx)
+    return [TensorSpec(dy.dtype, x.shape if x.shape is not None else dy.shape), TensorSpec(u, (c,)),
+            TensorSpec(u, (c,)), TensorSpec(u, (0,)), TensorSpec(u, (0,))]
+
+
+def _bn_grad_lower(ctx, dy, x, scale, mean, var, *_reserve_3):
+    u = np.dtype(_bn_param_dtype(ctx))
+    if ctx.inputs[0].dtype != u:
+        dy, x = hlo.convert(dy, u), hlo.convert(x, u)
+    shape = hlo.shape_of(x)
+    axis = _bn_channel_axis(ctx, len(shape))
+    rest = [d for d in range(len(shape)) if d != axis]
+    n = int(np.prod(shape)) // shape[axis]
+
+    def bc(v):
+        return hlo.broadcast_in_dim(v, shape, [axis])
+
+    def total(v):
+        return hlo.reduce(v, _scalar(0, u), rest)
+    r = hlo.unary("rsqrt", hlo.add(var, hlo.scalar_like(ctx.attr("epsilon", 1e-4), var)))
+    xc = hlo.subtract(x, bc(mean))
+    dy_xc = total(hlo.multiply(dy, xc))
+    scale_backprop, offset_backprop = hlo.multiply(dy_xc, r), total(dy)
+    if ctx.attr("is_training", True):
+        inv_n = hlo.scalar_like(1.0 / n, r)
+        inner = hlo.subtract(hlo.subtract(dy, bc(hlo.multiply(offset_backprop, inv_n))),
+                             hlo.multiply(xc, bc(hlo.multiply(hlo.multiply(dy_xc, inv_n), hlo.multiply(r, r)))))
+        dx = hlo.multiply(inner, bc(hlo.multiply(scale, r)))
+    else:
+        dx = hlo.multiply(dy, bc(hlo.multiply(scale, r)))
+    if ctx.inputs[0].dtype != u:
+        dx = hlo.convert(dx, ctx.inputs[0].dtype)
+    empty = hlo.constant(np.zeros((0,), u))
+    return [dx, scale_backprop, offset_backprop, empty, empty]
+
+
+def _np_bn_grad(ctx, dy, x, scale, mean, var, *_reserve_3):
+    u = np.dtype(_bn_param_dtype(ctx))
+    axis = _bn_channel_axis(ctx, x.ndim)
+    rest = tuple(d for d in range(x.ndim) if d != axis)
+    bshape = [1] * x.ndim
+    bshape[axis] = -1
+    d, xd = dy.astype(np.float64), x.astype(np.float64)
+    r = 1 / np.sqrt(var.astype(np.float64) + np.float64(u.type(ctx.attr("epsilon", 1e-4))))
+    xc = xd - mean.astype(np.float64).reshape(bshape)
+    scale_backprop, offset_backprop = (d * xc).sum(axis=rest) * r, d.sum(axis=rest)
+    coef = (scale * r).reshape(bshape)
+    if ctx.attr("is_training", True):
+        dx = coef * (d - d.mean(axis=rest).reshape(bshape)
+                     - xc * ((d * xc).mean(axis=rest) * r * r).reshape(bshape))
+    else:
+        dx = d * coef
+    empty = np.zeros((0,), u)
+    return [dx.astype(dy.dtype), scale_backprop.astype(u), offset_backprop.astype(u), empty, empty]
+
+
+_BN_GRAD_ATTRS = ("T", "epsilon", "data_format", "is_training")
+for _op, _extra in {"FusedBatchNormGrad": (), "FusedBatchNormGradV2": ("U",), "FusedBatchNormGradV3": ("U",)}.items():
+    register(_op, infer=_bn_grad_infer, lower=_bn_grad_lower, kernel=_np_bn_grad, attrs=_BN_GRAD_ATTRS + _extra,
+             dtypes=FLOAT, output_args=("x_backprop", "scale_backprop", "offset_backprop", "reserve_space_4",
+                                        "reserve_space_5"))
+
+# _FusedBatchNormEx: Grappler's FusedBatchNormV3, plus optionally one side input added to y, then
+# activation_mode (Identity or Relu, the two TensorFlow implements): y = act(bn(x) + side).
+
+
+def _bn_ex_mode(ctx) -> str:
+    mode, n_side = ctx.attr("activation_mode", "Identity"), ctx.attr("num_side_inputs", 0)
+    if mode not in ("Identity", "Relu"):
+        raise ctx.error(f"activation_mode '{mode}' is not supported (Identity or Relu)")
+    if n_side not in (0, 1) or len(ctx.inputs) != 5 + n_side:
+        raise ctx.error(f"num_side_inputs={n_side} with {len(ctx.inputs)} inputs (0 or 1 side input)")
+    return mode
+
+
+def _bn_ex_infer(ctx):
+    _bn_ex_mode(ctx)
+    outs = _bn_infer(ctx)
+    if len(ctx.inputs) == 6:
+        merged = broadcast_shapes(ctx, outs[0].shape, ctx.inputs[5].shape)
+        if merged != outs[0].shape:
+            raise ctx.error(f"side input {ctx.inputs[5]} does not match y {outs[0]}")
+    return outs
+
+
+def _bn_ex_lower(ctx, x, scale, offset, mean, var, *side):
+    mode = _bn_ex_mode(ctx)
+    outs = _bn_lower(ctx, x, scale, offset, mean, var)
+    y = hlo.add(outs[0], side[0]) if side else outs[0]
+    return [hlo.maximum(y, hlo.scalar_like(0, y)) if mode == "Relu" else y] + outs[1:]
+
+
+def _np_bn_ex(ctx, x, scale, offset, mean, var, *side):
+    mode = _bn_ex_mode(ctx)
+    outs = _np_bn(ctx, x, scale, offset, mean, var)
+    y = outs[0] + side[0] if side else outs[0]
+    return [np.maximum(y, 0).astype(x.dtype) if mode == "Relu" else y] + outs[1:]
+
+
+register("_FusedBatchNormEx", infer=_bn_ex_infer, lower=_bn_ex_lower, kernel=_np_bn_ex, dtypes=FLOAT,
+         attrs=_BN_ATTRS + ("U", "num_side_inputs", "activation_mode"), output_args=_BN_OUTPUTS)
+
+
+def _has_reserve_space_3(ctx) -> bool:
+    return ctx.op in ("FusedBatchNormV3", "_FusedBatchNormEx")
 
 # -- softmax and cross entropy ------------------------------------------------------------------------
 
@@ -876,8 +1079,8 @@ def _softmax_infer(ctx):
     return same_as_input(ctx)
 
 
-register("Softmax", infer=_softmax_infer, lower=_softmax_lower, kernel=_np_softmax, attrs=("T",))
-register("LogSoftmax", infer=_softmax_infer, lower=_softmax_lower, kernel=_np_softmax, attrs=("T",))
+register("Softmax", infer=_softmax_infer, lower=_softmax_lower, kernel=_np_softmax, attrs=("T",), dtypes=FLOAT)
+register("LogSoftmax", infer=_softmax_infer, lower=_softmax_lower, kernel=_np_softmax, attrs=("T",), dtypes=FLOAT)
 
 
 def _xent_infer(ctx):
@@ -909,8 +1112,8 @@ def _np_xent(ctx, logits, labels):
     return [loss.astype(logits.dtype), (np.exp(shifted) / s - lb).astype(logits.dtype)]
 
 
-register("SoftmaxCrossEntropyWithLogits", infer=_xent_infer, lower=_xent_lower, kernel=_np_xent,
-         attrs=("T",))
+register("SoftmaxCrossEntropyWithLogits", infer=_xent_infer, lower=_xent_lower, kernel=_np_xent, dtypes=FLOAT,
+         attrs=("T",), output_args=("loss", "backprop"))
 
 
 def _sparse_xent_infer(ctx):
@@ -947,15 +1150,17 @@ def _np_sparse_xent(ctx, logits, labels):
     s = np.exp(shifted).sum(axis=1, keepdims=True)
     valid = (labels >= 0) & (labels < c)
     hot = np.arange(c)[None, :] == labels[:, None]
-    loss = np.log(s[:, 0]) - (shifted * hot).sum(axis=1)
+    # the label's logit, picked (a one-hot product would turn a -inf logit elsewhere into NaN)
+    picked = np.take_along_axis(shifted, np.where(valid, labels, 0)[:, None].astype(np.int64), 1)[:, 0]
+    loss = np.log(s[:, 0]) - picked
     backprop = np.exp(shifted) / s - hot
     loss = np.where(valid, loss, np.nan)
     backprop = np.where(valid[:, None], backprop, np.nan)
     return [loss.astype(logits.dtype), backprop.astype(logits.dtype)]
 
 
-register("SparseSoftmaxCrossEntropyWithLogits", infer=_sparse_xent_infer, lower=_sparse_xent_lower,
-         kernel=_np_sparse_xent, attrs=("T", "Tlabels"))
+register("SparseSoftmaxCrossEntropyWithLogits", infer=_sparse_xent_infer, lower=_sparse_xent_lower, dtypes=FLOAT,
+         kernel=_np_sparse_xent, attrs=("T", "Tlabels"), output_args=("loss", "backprop"))
 
 # -- activation gradients ---------------------------------------------------------------------------
 # TF op -> (lowering, NumPy kernel), both over the op's two inputs in TF's order and in the
@@ -964,6 +1169,13 @@ register("SparseSoftmaxCrossEntropyWithLogits", infer=_sparse_xent_infer, lower=
 
 def _c(x, value):
     return hlo.scalar_like(value, x)
+
+
+_SELU_ALPHA, _SELU_SCALE = elementwise._SELU_ALPHA, elementwise._SELU_SCALE
+
+
+def _square(x):
+    return hlo.multiply(x, x)
 
 
 def _relu_grad(g, f):
@@ -988,6 +1200,18 @@ ACTIVATION_GRADS = {
                   lambda y, dy: -0.5 * (dy * y) * (y * y)),
     "SqrtGrad": (lambda y, dy: hlo.divide(hlo.multiply(_c(dy, 0.5), dy), y),
                  lambda y, dy: 0.5 * dy / y),
+    "ReciprocalGrad": (lambda y, dy: hlo.multiply(hlo.multiply(hlo.unary("negate", dy), y), y),
+                       lambda y, dy: -dy * y * y),
+    "InvGrad": (lambda y, dy: hlo.multiply(hlo.multiply(hlo.unary("negate", dy), y), y),
+                lambda y, dy: -dy * y * y),
+    "EluGrad": (lambda g, y: hlo.select(hlo.compare("LT", y, _c(y, 0)), hlo.multiply(g, hlo.add(y, _c(y, 1))), g),
+                lambda g, y: np.where(y < 0, g * (y + 1), g)),
+    "SeluGrad": (lambda g, y: hlo.select(hlo.compare("LT", y, _c(y, 0)),
+                                         hlo.multiply(g, hlo.add(y, _c(y, _SELU_SCALE * _SELU_ALPHA))),
+                                         hlo.multiply(g, _c(g, _SELU_SCALE))),
+                 lambda g, y: np.where(y < 0, g * (y + _SELU_SCALE * _SELU_ALPHA), g * _SELU_SCALE)),
+    "SoftsignGrad": (lambda g, f: hlo.divide(g, _square(hlo.add(_c(f, 1), hlo.unary("abs", f)))),
+                     lambda g, f: g / np.square(1 + np.abs(f))),
 }
 
 
@@ -997,10 +1221,22 @@ def _grad_infer(ctx):
 
 
 for _op, (_lower, _np_fn) in ACTIVATION_GRADS.items():
-    register(_op, infer=_grad_infer, attrs=("T",),
+    register(_op, infer=_grad_infer, attrs=("T",), dtypes=FLOAT,
              lower=lambda ctx, a, b, f=_lower: f(hlo.broadcast_to(a, ctx.out().shape),
                                                  hlo.broadcast_to(b, ctx.out().shape)),
              kernel=lambda ctx, a, b, f=_np_fn: np.asarray(f(a, b)).astype(ctx.out().dtype))
+
+
+
+def _leaky_relu_grad_lower(ctx, g, f):
+    shape = ctx.out().shape
+    g, f = hlo.broadcast_to(g, shape), hlo.broadcast_to(f, shape)
+    return hlo.select(hlo.compare("GT", f, _c(f, 0)), g, hlo.multiply(g, _c(g, ctx.attr("alpha", 0.2))))
+
+
+register("LeakyReluGrad", infer=_grad_infer, attrs=("T", "alpha"), dtypes=FLOAT, lower=_leaky_relu_grad_lower,
+         kernel=lambda ctx, g, f: np.where(f > 0, g, g * np.asarray(ctx.attr("alpha", 0.2), g.dtype))
+         .astype(ctx.out().dtype))
 
 # -- grappler's fused ops -------------------------------------------------------------------------------
 # _FusedMatMul / _FusedConv2D: the contraction, then fused_ops in order: "BiasAdd" (args[0]) or,
@@ -1026,6 +1262,7 @@ def _fused_plan(ctx):
 
 def _fused_infer(ctx):
     _fused_plan(ctx)
+    _check_filter_format(ctx)
     if ctx.op == "_FusedMatMul":
         return _batch_matmul_infer(ctx)
     return _conv_infer(ctx)
@@ -1079,7 +1316,12 @@ def _np_fused(ctx, a, b, *args):
 
 
 _FUSED_ATTRS = ("T", "num_args", "fused_ops", "epsilon", "leakyrelu_alpha")
-register("_FusedMatMul", infer=_fused_infer, lower=_fused_lower, kernel=_np_fused,
+
+
+def _check_filter_format(ctx):
+    if ctx.attr("filter_format", "HWIO") != "HWIO":
+        raise ctx.error(f"filter_format '{ctx.attr('filter_format')}' is not supported (HWIO)")
+register("_FusedMatMul", infer=_fused_infer, lower=_fused_lower, kernel=_np_fused, dtypes=FLOAT,
          attrs=_FUSED_ATTRS + ("transpose_a", "transpose_b", "grad_a", "grad_b"))
-register("_FusedConv2D", infer=_fused_infer, lower=_fused_lower, kernel=_np_fused,
-         attrs=_FUSED_ATTRS + _CONV_ATTRS + ("use_cudnn_on_gpu", "TArgs", "num_host_args"))
+register("_FusedConv2D", infer=_fused_infer, lower=_fused_lower, kernel=_np_fused, dtypes=FLOAT,
+         attrs=_FUSED_ATTRS + _CONV_ATTRS + ("use_cudnn_on_gpu", "TArgs", "num_host_args", "filter_format"))

@@ -19,6 +19,7 @@ from .. import dtypes
 from ..spec import TensorSpec
 from .common import normalize_axis
 from .registry import register
+from .typesets import BOOL, FLOAT, NUMBER
 
 REDUCE_ATTRS = ("T", "Tidx", "keep_dims")
 
@@ -59,6 +60,7 @@ class Reduction:
     identity: Callable            # dtype -> the combiner's identity (the reduce's init)
     prepare: tuple | None = None  # (hlo fn(x), np fn(x)) applied to each element first
     finish: tuple | None = None   # (hlo fn(ctx, total, count), np fn(total, count)) after
+    dtypes: tuple = NUMBER        # what it compiles for
 
 
 REDUCTIONS = {
@@ -66,14 +68,15 @@ REDUCTIONS = {
     "Prod": Reduction("multiply", np.multiply, lambda dt: 1),
     "Max": Reduction("maximum", np.maximum, lowest),
     "Min": Reduction("minimum", np.minimum, highest),
-    "All": Reduction("and", np.logical_and, lambda dt: True),
-    "Any": Reduction("or", np.logical_or, lambda dt: False),
+    "All": Reduction("and", np.logical_and, lambda dt: True, dtypes=BOOL),
+    "Any": Reduction("or", np.logical_or, lambda dt: False, dtypes=BOOL),
     "Mean": Reduction("add", np.add, lambda dt: 0,
                       finish=(lambda ctx, v, n: hlo.divide(v, hlo.scalar_like(n, v)), _trunc_div)),
     "EuclideanNorm": Reduction("add", np.add, lambda dt: 0,
                                prepare=(lambda x: hlo.multiply(x, x), lambda x: x * x),
                                finish=(lambda ctx, v, n: _sqrt_lower(ctx, v),
-                                       lambda v, n: np.sqrt(v).astype(v.dtype))),
+                                       lambda v, n: np.sqrt(v).astype(v.dtype)),
+                               dtypes=FLOAT),
 }
 # All and Any are bool-only: TF writes no T on them.
 ATTRS = {"All": ("Tidx", "keep_dims"), "Any": ("Tidx", "keep_dims")}
@@ -137,8 +140,22 @@ def _reduce_kernel(ctx, x, axes, *, r: Reduction):
 
 for _op, _r in REDUCTIONS.items():
     register(_op, infer=_reduce_infer, attrs=ATTRS.get(_op, REDUCE_ATTRS), const_inputs=(1,),
+             dtypes=_r.dtypes,
              lower=lambda ctx, x, a, r=_r: _reduce_lower(ctx, x, a, r=r),
              kernel=lambda ctx, x, a, r=_r: _reduce_kernel(ctx, x, a, r=r))
+
+# -- L2Loss: sum(t * t) / 2 over every element, a scalar --------------------------------------------
+
+
+def _l2_loss_lower(ctx, t):
+    dtype = ctx.out().dtype
+    total = hlo.reduce(hlo.multiply(t, t), hlo.constant(np.zeros((), dtype)), range(len(hlo.shape_of(t))), "add")
+    return hlo.multiply(total, hlo.scalar_like(0.5, total))
+
+
+register("L2Loss", infer=lambda ctx: [TensorSpec(ctx.inputs[0].dtype, ())], attrs=("T",), dtypes=FLOAT,
+         lower=_l2_loss_lower,
+         kernel=lambda ctx, t: np.asarray((t.astype(np.float64) ** 2).sum() / 2).astype(ctx.out().dtype))
 
 # -- ArgMax / ArgMin -------------------------------------------------------------------------------
 # op -> (comparison that makes the left element win, its init value). Ties and NaNs go to the
@@ -197,6 +214,6 @@ def _arg_kernel(ctx, x, dim, *, np_fn):
 
 
 for _op, (_dir, _init, _np_fn) in ARG_REDUCTIONS.items():
-    register(_op, infer=_arg_infer, attrs=("T", "Tidx", "output_type"), const_inputs=(1,),
+    register(_op, infer=_arg_infer, attrs=("T", "Tidx", "output_type"), const_inputs=(1,), dtypes=NUMBER,
              lower=lambda ctx, x, d, dr=_dir, i=_init: _arg_lower(ctx, x, d, direction=dr, init=i),
              kernel=lambda ctx, x, d, f=_np_fn: _arg_kernel(ctx, x, d, np_fn=f))

@@ -11,7 +11,12 @@ An entry has
   ref_inputs                             inputs taken by reference (a ref variable that the op
                                          updates, e.g. Assign's input 0); others are dereferenced;
   stateful                               touches variables or random state: never folded, runs once
-                                         per step; the kernel reaches the variables as ctx.state.
+                                         per step; the kernel reaches the variables as ctx.state;
+  dtypes, dtype_attrs                    the element types the lowering handles, for the attributes
+                                         that carry them (default: the type attributes among attrs,
+                                         and every real type and bool); see typesets.py;
+  output_args                            names of the op's output args, for ops with more than one
+                                         (FunctionDef bodies name outputs "node:arg:i").
 
 Families (binary elementwise ops, reductions, ...) register many entries from one generic
 rule and a table.
@@ -26,6 +31,7 @@ import numpy as np
 
 from ..errors import LoweringError, ShapeInferenceError
 from ..spec import TensorSpec
+from . import typesets
 
 _REQUIRED = object()
 
@@ -34,11 +40,14 @@ class OpContext:
     """What an op rule sees of its node: attributes, input specs, output specs."""
 
     def __init__(self, node, inputs: list[TensorSpec], outputs: list[TensorSpec] | None = None,
-                 state=None):
+                 state=None, functions=None):
         self.node = node
         self.inputs = inputs
         self.outputs = outputs
         self.state = state  # the session's variable store, for stateful kernels
+        # the function library, for ops that name functions (If, While, Case): its `infer`
+        # everywhere, `call` when running kernels, `lower` when lowering (see control_flow.py)
+        self.functions = functions
 
     @property
     def name(self) -> str:
@@ -90,6 +99,9 @@ class OpDef:
     const_inputs: tuple = ()
     ref_inputs: tuple = ()
     stateful: bool = False
+    dtypes: tuple = typesets.ANY
+    dtype_attrs: tuple = ()
+    output_args: tuple = ()
 
     @property
     def compiles(self) -> bool:
@@ -100,11 +112,17 @@ REGISTRY: dict[str, OpDef] = {}
 
 
 def register(name: str, *, infer, lower=None, kernel=None, attrs=(), const_inputs=(),
-             ref_inputs=(), stateful=False) -> OpDef:
+             ref_inputs=(), stateful=False, dtypes=None, dtype_attrs=None,
+             output_args=()) -> OpDef:
     if name in REGISTRY:
         raise ValueError(f"op {name} registered twice")
+    if dtype_attrs is None:
+        dtype_attrs = typesets.default_dtype_attrs(attrs)
+    if dtypes is None:  # an op without type attributes (NoOp, VarIsInitializedOp) lists none
+        dtypes = typesets.ANY if dtype_attrs else ()
     entry = OpDef(name, infer, lower, kernel, frozenset(attrs), tuple(const_inputs),
-                  tuple(ref_inputs), stateful)
+                  tuple(ref_inputs), stateful, dtypes=tuple(dtypes), dtype_attrs=tuple(dtype_attrs),
+                  output_args=tuple(output_args))
     REGISTRY[name] = entry
     return entry
 

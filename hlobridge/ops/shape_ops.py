@@ -20,6 +20,7 @@ from .. import dtypes
 from ..spec import TensorSpec
 from .common import broadcast_shapes, normalize_axis
 from .registry import register
+from .typesets import ANY, NUMBER, SIGNED_NUMBER
 
 I32, I64 = np.dtype(np.int32), np.dtype(np.int64)
 
@@ -212,14 +213,15 @@ def _invert_permutation_kernel(ctx, x):
 
 
 def _invert_permutation_lower(ctx, x):
+    from .scatter import scatter_in_bounds  # (scatter.py builds on this module)
     (n,) = hlo.shape_of(x)
     dtype = ctx.out().dtype
-    return hlo.scatter(hlo.splat(0, [n], dtype), hlo.reshape(x, [n, 1]), hlo.iota([n], dtype, 0),
-                       update_window_dims=[], inserted_window_dims=[0],
-                       scatter_dims_to_operand_dims=[0], index_vector_dim=1, op=None)
+    return scatter_in_bounds(hlo.splat(0, [n], dtype), hlo.reshape(x, [n, 1]), hlo.iota([n], dtype, 0),
+                             dtype=dtype, index_dtype=dtype, combiner=None)
 
 
 register("InvertPermutation", infer=lambda ctx: [_spec(ctx, ctx.inputs[0].shape)], attrs=("T",),
+         dtypes=("int32", "int64"),
          lower=_invert_permutation_lower, kernel=_invert_permutation_kernel)
 
 
@@ -525,9 +527,10 @@ def _strided_slice_infer(ctx):
     return [_spec(ctx, shape)]
 
 
-def _strided_slice_lower(ctx, x, *_):
-    shape = hlo.shape_of(x)
-    per_dim, _ = dense_index(ctx, strided_index(ctx, *(ctx.const(i) for i in (1, 2, 3))), len(shape))
+def _strided_windows(ctx, shape, begin, end, strides):
+    """(starts, limits, steps, flipped dims): the slice as a forward strided slice of the
+    input reversed along `flipped` (StableHLO's slice has no negative strides)."""
+    per_dim, _ = dense_index(ctx, strided_index(ctx, begin, end, strides), len(shape))
     starts, limits, steps, flipped = [], [], [], []
     for dim, (sel, d) in enumerate(zip(per_dim, shape)):
         start, stop, step = _dim_window(ctx, sel, d)
@@ -540,6 +543,11 @@ def _strided_slice_lower(ctx, x, *_):
         starts.append(start)
         limits.append(start + (n - 1) * step + 1 if n else start)
         steps.append(step)
+    return starts, limits, steps, flipped
+
+
+def _strided_slice_lower(ctx, x, *_):
+    starts, limits, steps, flipped = _strided_windows(ctx, hlo.shape_of(x), *(ctx.const(i) for i in (1, 2, 3)))
     return _reshape_to_out(ctx, hlo.slice(hlo.reverse(x, flipped), starts, limits, steps))
 
 
@@ -549,6 +557,38 @@ def _strided_slice_kernel(ctx, x, begin, end, strides):
 
 register("StridedSlice", infer=_strided_slice_infer, attrs=STRIDED_SLICE_ATTRS, const_inputs=(1, 2, 3),
          lower=_strided_slice_lower, kernel=_strided_slice_kernel)
+
+# StridedSliceGrad(shape, begin, end, strides, dy): zeros of `shape` with dy where StridedSlice
+# read. Lowered as a pad of dy (edges to the window, interior holes for the stride), then the
+# same reverses the forward slice made.
+
+
+def _strided_slice_grad_infer(ctx):
+    shape = value_of(ctx, 0)
+    return [TensorSpec(ctx.inputs[4].dtype, unknown_vector_dims(ctx, 0) if shape is None else tuple(ints(shape)))]
+
+
+def _strided_slice_grad_lower(ctx, *operands):
+    dy = operands[4]
+    shape = list(ctx.out().shape)
+    starts, limits, steps, flipped = _strided_windows(ctx, shape, *(ctx.const(i) for i in (1, 2, 3)))
+    counts = [len(range(a, b, s)) for a, b, s in zip(starts, limits, steps)]
+    if 0 in counts:
+        return hlo.constant(np.zeros(shape, ctx.out().dtype))
+    dy = hlo.reshape(dy, counts)
+    high = [d - (a + (n - 1) * s + 1) for d, a, n, s in zip(shape, starts, counts, steps)]
+    dx = hlo.pad(dy, hlo.constant(np.zeros((), ctx.out().dtype)), starts, high, [s - 1 for s in steps])
+    return hlo.reverse(dx, flipped)
+
+
+def _strided_slice_grad_kernel(ctx, shape, begin, end, strides, dy):
+    dx = np.zeros(ints(shape), ctx.out().dtype)
+    dx[tuple(strided_index(ctx, begin, end, strides))] = dy
+    return dx
+
+
+register("StridedSliceGrad", infer=_strided_slice_grad_infer, attrs=STRIDED_SLICE_ATTRS, const_inputs=(0, 1, 2, 3),
+         lower=_strided_slice_grad_lower, kernel=_strided_slice_grad_kernel)
 
 
 # -- Tile, BroadcastTo, Fill, Range ---------------------------------------------------------------
@@ -633,6 +673,7 @@ def _range_kernel(ctx, start, limit, delta):
 
 
 register("Range", infer=_range_infer, attrs=("Tidx",), const_inputs=(0, 1, 2),
+         dtypes=SIGNED_NUMBER, dtype_attrs=("Tidx",),
          lower=_range_lower, kernel=_range_kernel)
 
 
@@ -672,8 +713,9 @@ def _bga_kernel(ctx, s0, s1):
 
 
 register("BroadcastGradientArgs", infer=_bga_infer, attrs=("T",), const_inputs=(0, 1),
+         dtypes=("int32", "int64"),
          lower=lambda ctx, *_: [hlo.constant(o.value, o.dtype) for o in ctx.outputs],
-         kernel=_bga_kernel)
+         kernel=_bga_kernel, output_args=("r0", "r1"))
 
 
 # -- Gather, GatherV2, GatherNd -----------------------------------------------------------------------
@@ -951,12 +993,24 @@ CUMULATIVE = {
 
 
 def _cumulative_lower(ctx, x, _axis, *, combiner, identity):
+    dtype = ctx.out().dtype
+    if dtypes.is_unsigned(dtype):
+        # IREE 3.13 cannot lower reduce_window on unsigned types; add and multiply are the
+        # same bits on the signed type of that width.
+        signed = np.dtype(f"int{8 * dtype.itemsize}")
+        x = hlo.bitcast_convert(x, hlo.shape_of(x), signed)
+        y = _cumulative_lower_typed(ctx, x, combiner=combiner, identity=identity, dtype=signed)
+        return hlo.bitcast_convert(y, hlo.shape_of(y), dtype)
+    return _cumulative_lower_typed(ctx, x, combiner=combiner, identity=identity, dtype=dtype)
+
+
+def _cumulative_lower_typed(ctx, x, *, combiner, identity, dtype):
     shape = hlo.shape_of(x)
     rank = len(shape)
     axis = normalize_axis(ctx, ints(ctx.const(1))[0], rank)
     d = shape[axis]
     reverse, exclusive = ctx.attr("reverse", False), ctx.attr("exclusive", False)
-    init = hlo.constant(np.asarray(identity, ctx.out().dtype))
+    init = hlo.constant(np.asarray(identity, dtype))
     if exclusive and d:  # shift by one, bringing the identity in
         start, limit = [0] * rank, list(shape)
         lo, hi = [0] * rank, [0] * rank
@@ -990,7 +1044,7 @@ def _cumulative_kernel(ctx, x, axis, *, np_fn, identity):
 
 for _op, (_comb, _np_fn, _ident) in CUMULATIVE.items():
     register(_op, infer=lambda ctx: [_spec(ctx, ctx.inputs[0].shape)],
-             attrs=("T", "Tidx", "exclusive", "reverse"), const_inputs=(1,),
+             attrs=("T", "Tidx", "exclusive", "reverse"), const_inputs=(1,), dtypes=NUMBER,
              lower=lambda ctx, x, a, c=_comb, i=_ident: _cumulative_lower(ctx, x, a, combiner=c, identity=i),
              kernel=lambda ctx, x, a, f=_np_fn, i=_ident: _cumulative_kernel(ctx, x, a, np_fn=f, identity=i))
 
@@ -1035,7 +1089,8 @@ def _top_k_kernel(ctx, x, k):
 
 
 register("TopKV2", infer=_top_k_infer, attrs=("T", "Tk", "sorted", "index_type"), const_inputs=(1,),
-         lower=_top_k_lower, kernel=_top_k_kernel)
+         dtypes=SIGNED_NUMBER,  # IREE 3.13 cannot lower its sort on unsigned types
+         lower=_top_k_lower, kernel=_top_k_kernel, output_args=("values", "indices"))
 
 
 # -- data-dependent output shapes: Where (one input), Unique -----------------------------------------
@@ -1068,4 +1123,6 @@ def _unique_kernel(ctx, x):
     return [x[np.sort(first)], rank_of[inverse.ravel()].astype(ctx.out(1).dtype)]
 
 
-register("Unique", infer=_unique_infer, attrs=("T", "out_idx"), kernel=_unique_kernel)
+register("Unique", infer=_unique_infer, attrs=("T", "out_idx"), kernel=_unique_kernel,
+         dtypes=ANY + ("string",),
+         output_args=("y", "idx"))

@@ -27,6 +27,7 @@ from ..errors import InputError
 from ..spec import TensorSpec
 from .philox import GuardedPhilox
 from .registry import as_list, register
+from .typesets import ANY, FLOAT, NUMBER
 from .traced import Traced
 
 
@@ -180,6 +181,7 @@ def _assign_infer(ctx):
 
 for _op, _update in ASSIGNMENTS.items():
     register(_op, infer=_assign_infer, attrs=("T", "validate_shape", "use_locking"),
+             dtypes=ANY if _update is None else NUMBER,
              ref_inputs=(0,), stateful=True, **kernel_and_lowering(_assign(_update, returns_value=True)))
 
 
@@ -208,12 +210,53 @@ def _adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, 
     return [var - step * alpha / (np.sqrt(v) + epsilon), m, v]
 
 
+def _rsqrt(x):
+    return 1 / np.sqrt(x)
+
+
+def _adagrad(var, accum, lr, grad, *, update_slots=True):
+    if update_slots:
+        accum = accum + grad * grad
+    return [var - grad * lr * _rsqrt(accum), accum]
+
+
+def _adagrad_v2(var, accum, lr, epsilon, grad, *, update_slots=True):
+    if update_slots:
+        accum = accum + grad * grad
+    return [var - grad * lr / (np.sqrt(accum) + epsilon), accum]
+
+
+def _rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad):
+    ms = ms + (grad * grad - ms) * (1 - rho)
+    mom = mom * momentum + _rsqrt(ms + epsilon) * lr * grad
+    return [var - mom, ms, mom]
+
+
+def _centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad):
+    ms = ms + (grad * grad - ms) * (1 - rho)
+    mg = mg + (grad - mg) * (1 - rho)
+    mom = mom * momentum + _rsqrt(ms - mg * mg + epsilon) * lr * grad
+    return [var - mom, mg, ms, mom]
+
+
+def _adadelta(var, accum, accum_update, lr, rho, epsilon, grad):
+    accum = accum * rho + grad * grad * (1 - rho)
+    update = np.sqrt(accum_update + epsilon) * _rsqrt(accum + epsilon) * grad
+    return [var - update * lr, accum, accum_update * rho + update * update * (1 - rho)]
+
+
 # op suffix -> (number of variable slots, update rule, attrs besides T/use_locking)
 OPTIMIZERS = {
     "GradientDescent": (1, _sgd, ()),
     "Momentum": (2, _momentum, ("use_nesterov",)),
     "Adam": (3, _adam, ("use_nesterov",)),
+    "Adagrad": (2, _adagrad, ("update_slots",)),
+    "AdagradV2": (2, _adagrad_v2, ("update_slots",)),
+    "RMSProp": (3, _rms_prop, ()),
+    "CenteredRMSProp": (4, _centered_rms_prop, ()),
+    "Adadelta": (3, _adadelta, ()),
 }
+FLAG_DEFAULTS = {"use_nesterov": False, "update_slots": True}
 
 
 def _optimizer(n_slots, update, resource):
@@ -221,7 +264,7 @@ def _optimizer(n_slots, update, resource):
         slots = [ctx.state.read(i) for i in range(n_slots)]
         dtype = slots[0].dtype
         rest = [r if isinstance(r, Traced) else np.asarray(r, dtype=dtype) for r in args[n_slots:]]
-        flags = {k: ctx.attr(k, False) for k in ("use_nesterov",) if k in ctx.node.attrs}
+        flags = {k: ctx.attr(k, default) for k, default in FLAG_DEFAULTS.items() if k in ctx.node.attrs}
         for i, new in enumerate(update(*slots, *rest, **flags)):
             ctx.state.write(i, new)
         return [] if resource else ctx.state.read(0)
@@ -231,9 +274,10 @@ def _optimizer(n_slots, update, resource):
 for _suffix, (_n, _update, _extra) in OPTIMIZERS.items():
     _attrs = ("T", "use_locking") + _extra
     register(f"Apply{_suffix}", infer=lambda ctx: [TensorSpec(ctx.inputs[0].dtype, ctx.inputs[0].shape)],
+             dtypes=FLOAT,
              attrs=_attrs, ref_inputs=tuple(range(_n)), stateful=True,
              **kernel_and_lowering(_optimizer(_n, _update, resource=False)))
-    register(f"ResourceApply{_suffix}", infer=lambda ctx: [], attrs=_attrs, stateful=True,
+    register(f"ResourceApply{_suffix}", infer=lambda ctx: [], attrs=_attrs, stateful=True, dtypes=FLOAT,
              **kernel_and_lowering(_optimizer(_n, _update, resource=True)))
 
 
@@ -256,6 +300,8 @@ def _random_infer(ctx):
 
 for _op in ("RandomUniform", "RandomStandardNormal", "TruncatedNormal"):
     register(_op, infer=_random_infer, attrs=("seed", "seed2", "dtype", "T"), const_inputs=(0,),
+             dtypes=FLOAT, dtype_attrs=("dtype",),
              stateful=True, kernel=_random_kernel)
 register("RandomUniformInt", infer=_random_infer, attrs=("seed", "seed2", "Tout", "T"),
+         dtypes=("int32", "int64"), dtype_attrs=("Tout",),
          const_inputs=(0,), stateful=True, kernel=_random_kernel)

@@ -40,6 +40,7 @@ from .. import dtypes
 from ..errors import InputError
 from ..spec import TensorSpec
 from .registry import register
+from .typesets import ANY
 
 STRING = np.dtype(object)
 
@@ -193,6 +194,7 @@ def _as_string_kernel(ctx, x):
 
 
 register("AsString", infer=_as_string_infer, kernel=_as_string_kernel,
+         dtypes=ANY + ("complex64", "complex128"),
          attrs=("T", "precision", "scientific", "shortest", "width", "fill"))
 
 
@@ -331,4 +333,4 @@ def _string_to_number_kernel(ctx, x):
 
 
 register("StringToNumber", infer=_string_to_number_infer, kernel=_string_to_number_kernel,
-         attrs=("out_type",))
+         attrs=("out_type",), dtypes=("float32", "float64", "int32", "int64"), dtype_attrs=("out_type",))

@@ -15,6 +15,7 @@ DOMAIN = {  # inputs inside the op's domain
     "Log": positive(3, 5), "Sqrt": positive(3, 5), "Rsqrt": positive(3, 5),
     "Log1p": positive(3, 5), "Reciprocal": positive(3, 5), "Inv": positive(3, 5),
     "LogicalNot": X > 0,
+    "Asin": np.tanh(X), "Acos": np.tanh(X), "Atanh": np.tanh(X) * 0.9, "Acosh": positive(3, 5) + 1,
 }
 NONFINITE = np.array([1.0, np.inf, -np.inf, np.nan, 0.0], np.float32)
 
@@ -29,13 +30,20 @@ CASES += [
 ]
 FLOAT_BINARY = ["Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "Maximum", "Minimum", "Pow",
                 "Atan2", "SquaredDifference", "FloorDiv", "FloorMod", "DivNoNan",
-                "Mod", "TruncateMod"]
+                "Mod", "TruncateMod", "MulNoNan", "Xlogy", "Xlog1py", "Xdivy"]
 for op in FLOAT_BINARY:
     lhs = positive(3, 5) if op == "Pow" else X
     CASES.append(case(op, [lhs, positive(5)], id=f"{op}-broadcast"))
 for op in ["FloorDiv", "FloorMod", "Div", "TruncateDiv", "Mod", "TruncateMod", "Maximum", "Mul"]:
     CASES.append(case(op, [INTS, DIVISORS], id=f"{op}-int32"))
 CASES.append(case("DivNoNan", [X[0], np.array([1, 0, 2, 0, 3], np.float32)], id="DivNoNan-zero"))
+ZEROS = np.array([0, 1.5, 0, -2, 0], np.float32)
+CASES += [case(op, [ZEROS, np.array([0, 0.5, -1, 2, np.inf], np.float32)], id=f"{op}-zeros")
+          for op in ("MulNoNan", "Xlogy", "Xlog1py", "Xdivy")]
+CASES += [
+    case("ClipByValue", [X, np.float32(-0.5), np.float32(0.7)]),
+    case("ClipByValue", [INTS, np.full(6, -2, np.int32), np.int32(5)], id="ClipByValue-int-tensor-bound"),
+]
 for op in elementwise.COMPARISONS:
     CASES.append(case(op, [X, X[1]], id=f"{op}-broadcast"))
     CASES.append(case(op, [INTS, DIVISORS], id=f"{op}-int32"))

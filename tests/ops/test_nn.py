@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
+from hlobridge.errors import ShapeInferenceError
 from hlobridge.ops import nn
 from hlobridge.spec import TensorSpec
-from hlobridge.testing import check_op
+from hlobridge.testing import check_op, reference
 
 from .cases import RNG, case, positive, randn
 
@@ -209,8 +210,14 @@ GRAD_INPUTS = {
     "SoftplusGrad": [G, randn(3, 5)],
     "RsqrtGrad": [positive(3, 5), G],
     "SqrtGrad": [positive(3, 5), G],
+    "ReciprocalGrad": [positive(3, 5), G],
+    "InvGrad": [positive(3, 5), G],
+    "EluGrad": [G, np.where(randn(3, 5) > 0, 1.0, -0.5).astype(np.float32) * positive(3, 5)],
+    "SeluGrad": [G, randn(3, 5)],
+    "SoftsignGrad": [G, randn(3, 5)],
 }
 CASES += [case(op, GRAD_INPUTS[op], F32) for op in nn.ACTIVATION_GRADS]
+CASES.append(case("LeakyReluGrad", [G, randn(3, 5)], dict(F32, alpha=0.1)))
 
 # -- fused ops --------------------------------------------------------------------------------------
 CASES += [
@@ -223,8 +230,75 @@ CASES += [
     case("_FusedConv2D", [IMG, W, positive(4), randn(4), randn(4), positive(4)],
          conv_attrs(fused_ops=["FusedBatchNorm", "Relu"], num_args=4, epsilon=0.001), id="_FusedConv2D-bn"),
 ]
+BN_PARAMS = [positive(3), randn(3), randn(3), positive(3)]
+BN_EX = dict(F32, U=np.float32, epsilon=0.001, exponential_avg_factor=1.0, data_format="NHWC")
+CASES += [
+    case("_FusedBatchNormEx", [X4, *BN_PARAMS], dict(BN_EX, is_training=False, activation_mode="Relu",
+                                                     num_side_inputs=0), id="_FusedBatchNormEx-relu", atol=1e-5),
+    case("_FusedBatchNormEx", [X4, *BN_PARAMS, randn(*X4.shape)],
+         dict(BN_EX, is_training=True, activation_mode="Relu", num_side_inputs=1),
+         id="_FusedBatchNormEx-train-side-relu", atol=1e-5),
+    case("_FusedBatchNormEx", [nchw(X4), *BN_PARAMS], dict(BN_EX, is_training=False, activation_mode="Identity",
+                                                           num_side_inputs=0, data_format="NCHW"),
+         id="_FusedBatchNormEx-NCHW-identity", atol=1e-5),
+    case("MaxPoolV2", [P, np.array([1, 3, 3, 1], np.int32), np.array([1, 2, 1, 1], np.int32)],
+         dict(F32, padding="VALID", data_format="NHWC")),
+]
+
+
+DW_X, DW_W = randn(2, 7, 6, 3), randn(3, 3, 3, 2)
+DEPTHWISE_GRAD_GEOMETRIES = {
+    "dilated-NHWC": conv_attrs(1, "VALID", 2),
+    "dilated-NCHW-same-stride2": conv_attrs(2, "SAME", 2, "NCHW"),
+}
+
+
+def _depthwise_grad_inputs(attrs):
+    x = DW_X if attrs["data_format"] == "NHWC" else nchw(DW_X)
+    (y,) = reference("DepthwiseConv2dNative", [x, DW_W], attrs)
+    return x, y, randn(*y.shape)
+
+
+for _name, _attrs in DEPTHWISE_GRAD_GEOMETRIES.items():
+    _x, _y, _dy = _depthwise_grad_inputs(_attrs)
+    CASES += [
+        case("DepthwiseConv2dNativeBackpropInput", [np.array(_x.shape, np.int32), DW_W, _dy], _attrs,
+             id=f"DepthwiseBackpropInput-{_name}", atol=1e-5),
+        case("DepthwiseConv2dNativeBackpropFilter", [_x, np.array(DW_W.shape, np.int32), _dy], _attrs,
+             id=f"DepthwiseBackpropFilter-{_name}", atol=1e-5),
+    ]
 
 
 @pytest.mark.parametrize("op,inputs,attrs,kw", CASES)
 def test_nn_matches_kernel(op, inputs, attrs, kw):
     check_op(op, inputs, attrs, **kw)
+
+
+def test_fused_batch_norm_ex_is_batch_norm_then_side_input_then_relu():
+    """The kernel is the composition it stands for (Grappler's rewrite must not change values)."""
+    side = randn(*X4.shape)
+    attrs = dict(BN_EX, is_training=True)
+    fused = reference("_FusedBatchNormEx", [X4, *BN_PARAMS, side],
+                      dict(attrs, activation_mode="Relu", num_side_inputs=1))
+    plain = reference("FusedBatchNormV3", [X4, *BN_PARAMS], attrs)
+    np.testing.assert_allclose(fused[0], np.maximum(plain[0] + side, 0), rtol=1e-6)
+    for f, p in zip(fused[1:5], plain[1:5]):
+        np.testing.assert_array_equal(f, p)
+
+
+def test_fused_batch_norm_ex_refuses_other_activations():
+    with pytest.raises(ShapeInferenceError, match="activation_mode 'Elu' is not supported"):
+        reference("_FusedBatchNormEx", [X4, *BN_PARAMS], dict(BN_EX, activation_mode="Elu", num_side_inputs=0))
+
+
+@pytest.mark.parametrize("name", DEPTHWISE_GRAD_GEOMETRIES)
+def test_depthwise_gradients_are_adjoints(name):
+    """<dy, conv(x, w)> = <backprop_input(dy), x> = <backprop_filter(x, dy), w>, in the modes
+    (dilations, NCHW) TensorFlow's CPU kernels cannot record."""
+    attrs = DEPTHWISE_GRAD_GEOMETRIES[name]
+    x, y, dy = _depthwise_grad_inputs(attrs)
+    (dx,) = reference("DepthwiseConv2dNativeBackpropInput", [np.array(x.shape, np.int32), DW_W, dy], attrs)
+    (dw,) = reference("DepthwiseConv2dNativeBackpropFilter", [x, np.array(DW_W.shape, np.int32), dy], attrs)
+    want = np.vdot(dy.astype(np.float64), y)
+    np.testing.assert_allclose(np.vdot(dx.astype(np.float64), x), want, rtol=1e-5)
+    np.testing.assert_allclose(np.vdot(dw.astype(np.float64), DW_W), want, rtol=1e-5)

@@ -61,6 +61,9 @@ for op in reductions.ARG_REDUCTIONS:
     ]
 
 
+CASES.append(case("L2Loss", [X], {"T": np.float32}))
+
+
 @pytest.mark.parametrize("op,inputs,attrs,kw", CASES)
 def test_reduction_matches_kernel(op, inputs, attrs, kw):
     check_op(op, inputs, attrs, **kw)

@@ -21,13 +21,21 @@ OPTIMIZER_INPUTS = {
     "Momentum": (2, {"lr": 0.1, "grad": None, "momentum": 0.9}),
     "Adam": (3, {"beta1_power": 0.9, "beta2_power": 0.999, "lr": 0.01, "beta1": 0.9, "beta2": 0.999,
                  "epsilon": 1e-7}),
+    "Adagrad": (2, {"lr": 0.1}),
+    "AdagradV2": (2, {"lr": 0.1, "epsilon": 1e-7}),
+    "RMSProp": (3, {"lr": 0.01, "rho": 0.9, "momentum": 0.5, "epsilon": 1e-7}),
+    "CenteredRMSProp": (4, {"lr": 0.01, "rho": 0.9, "momentum": 0.5, "epsilon": 1e-7}),
+    "Adadelta": (3, {"lr": 1.0, "rho": 0.95, "epsilon": 1e-6}),
 }
+# Slots that must stay small: CenteredRMSProp divides by sqrt(ms - mg^2 + epsilon).
+SLOT_SCALE = {("CenteredRMSProp", 1): 0.1}
 
 
-def _variables(b, n, resource):
+def _variables(b, n, resource, optimizer=""):
     handles, inits = [], []
     for i in range(n):
-        value = b.const(f"init{i}", (RNG.standard_normal(SHAPE) if i == 0 else RNG.random(SHAPE)).astype(F32))
+        scale = SLOT_SCALE.get((optimizer, i), 1.0)
+        value = b.const(f"init{i}", (RNG.standard_normal(SHAPE) if i == 0 else RNG.random(SHAPE) * scale).astype(F32))
         if resource:
             h = b.op("VarHandleOp", name=f"v{i}", dtype=F32, shape=Shape(SHAPE), shared_name=f"v{i}", container="")
             inits.append(b.op("AssignVariableOp", [h, value], name=f"assign{i}", dtype=F32))
@@ -50,7 +58,7 @@ def _optimizer_graph(op):
     resource = op.startswith("Resource")
     n, scalars = OPTIMIZER_INPUTS[suffix]
     b = GraphBuilder()
-    handles = _variables(b, n, resource)
+    handles = _variables(b, n, resource, suffix)
     grad = b.placeholder("grad", F32, SHAPE)
     args = [grad if v is None else b.const(k, F32(v)) for k, v in scalars.items()]
     if suffix != "Momentum":

@@ -1,0 +1,403 @@
+"""Record TensorFlow's results for single ops whose semantics are easy to get subtly wrong.
+
+For tests/ops/test_tf_references.py: each case runs one raw op (tf.raw_ops.<Op>) on small
+inputs in a TF1 graph, and stores the inputs, TensorFlow's outputs and the attributes of the
+NodeDef TensorFlow built (types included), so the test can rebuild the same node for
+hlobridge and compare its NumPy kernel (and, through the kernel tests, its lowering) with
+TensorFlow. Variable cases (optimizers, ResourceGather, ResourceScatter*) run the op on
+resource variables and record the variables' values after it. Two graph-level cases
+(tf.nn.gelu, exact and tanh-approximated) store the whole GraphDef TensorFlow writes, to check
+that the decomposed graph compiles.
+
+Writes tests/data/op_references.npz: "index" holds JSON ({"ops", "stateful", "graphs"} lists);
+arrays are stored as "<case>/in<i>" (list inputs: "<case>/in<i>.<j>") and "<case>/out<i>", and
+for variable cases "<case>/var<i>" (before) and "<case>/after<i>".
+
+TensorFlow is a development tool only; run with its separate environment:
+
+    /work/tfvenv/bin/python tools/make_op_references.py [--out PATH]
+"""
+
+import os
+
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")  # TF's own CPU kernels, not oneDNN's
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import argparse
+import inspect
+import json
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.framework import op_def_registry
+
+tf.compat.v1.disable_eager_execution()
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = ROOT / "tests" / "data" / "op_references.npz"
+RNG = np.random.RandomState(20240)
+
+
+def randn(*shape, dtype=np.float32):
+    return RNG.randn(*shape).astype(dtype)
+
+
+def ints(*shape, lo=-5, hi=6, dtype=np.int32):
+    return RNG.randint(lo, hi, shape).astype(dtype)
+
+
+# Float unary ops whose special values (NaN, +-inf, +-0, overflow edges) are checked, compiled.
+UNARY_OPS = ("Neg", "Abs", "Exp", "Expm1", "Log", "Log1p", "Sqrt", "Rsqrt", "Tanh", "Sigmoid", "Sin", "Cos", "Tan",
+             "Floor", "Ceil", "Round", "Rint", "Sign", "Erf", "Erfc", "Relu", "Relu6", "Square", "Reciprocal",
+             "Softplus", "Softsign", "Elu", "Selu", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
+             "IsFinite", "IsNan", "IsInf", "LeakyRelu")
+
+
+def i32(*v):
+    return np.array(v, np.int32)
+
+
+# (case id, op, inputs in TF's input-arg order (a list for list args), attrs TF takes)
+def build_cases():
+    img = randn(2, 4, 5, 3)
+    cases = []
+    for op in ("ResizeBilinear", "ResizeNearestNeighbor"):
+        for align, half in ((False, False), (True, False), (False, True)):
+            for size in ((7, 3), (2, 8), (1, 1), (4, 5)):
+                cases.append((f"{op}-a{int(align)}h{int(half)}-{size[0]}x{size[1]}", op, [img, i32(*size)],
+                              {"align_corners": align, "half_pixel_centers": half}))
+    cases.append(("ResizeBilinear-uint8", "ResizeBilinear", [ints(1, 3, 4, 2, lo=0, hi=255, dtype=np.uint8),
+                                                             i32(5, 7)], {"half_pixel_centers": True}))
+    cases.append(("ResizeNearestNeighbor-int32", "ResizeNearestNeighbor", [ints(1, 3, 4, 2), i32(7, 2)],
+                  {"align_corners": True}))
+    x = randn(2, 3, 2, 9)
+    cases += [
+        ("LRN-default", "LRN", [x], {}),
+        ("LRN-r1-beta0.75", "LRN", [x], {"depth_radius": 1, "bias": 2.0, "alpha": 0.3, "beta": 0.75}),
+        ("LRN-r3-beta1", "LRN", [x], {"depth_radius": 3, "bias": 0.5, "alpha": 0.1, "beta": 1.0}),
+    ]
+    # 3-D convolution and pooling.
+    v, w = randn(2, 5, 6, 7, 3), randn(3, 2, 3, 3, 4)
+    for name, strides, padding in (("same", (1, 1, 1, 1, 1), "SAME"), ("valid-strided", (1, 2, 1, 2, 1), "VALID"),
+                                   ("same-stride2", (1, 2, 2, 2, 1), "SAME")):
+        cases.append((f"Conv3D-{name}", "Conv3D", [v, w], {"strides": list(strides), "padding": padding}))
+    # (TensorFlow's CPU Conv3D supports neither NCDHW nor dilations: those are XLA-only modes.)
+    for op in ("MaxPool3D", "AvgPool3D"):
+        for name, k, s, padding in (("same", (1, 2, 3, 2, 1), (1, 2, 2, 1, 1), "SAME"),
+                                    ("valid", (1, 3, 2, 2, 1), (1, 1, 2, 3, 1), "VALID")):
+            cases.append((f"{op}-{name}", op, [v - 1], {"ksize": list(k), "strides": list(s), "padding": padding}))
+    cases.append(("MaxPoolV2-same", "MaxPoolV2", [img, i32(1, 3, 2, 1), i32(1, 2, 2, 1)], {"padding": "SAME"}))
+    # Einsum: matmuls, batch dims, broadcast ellipses, transposes, reductions, diagonals.
+    einsums = [
+        ("ij,jk->ik", [(3, 4), (4, 5)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+        ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]), ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+        ("abc,cd->abd", [(2, 3, 4), (4, 5)]), ("i,j->ij", [(3,), (4,)]), ("ij,ij->i", [(3, 4), (3, 4)]),
+        ("ba,ca->bc", [(3, 4), (5, 4)]), ("ij->ji", [(3, 4)]), ("ij->", [(3, 4)]), ("ii->i", [(4, 4)]),
+        ("ijk->kj", [(2, 3, 4)]), ("...i,...i->...", [(2, 3, 4), (3, 4)]), ("abc,bd->dca", [(2, 3, 4), (3, 5)]),
+        ("iij,jk->ik", [(3, 3, 4), (4, 2)]), ("ij,jk->ikj", [(3, 4), (4, 5)]),
+    ]
+    for eq, shapes in einsums:
+        cases.append((f"Einsum-{eq}", "Einsum", [[randn(*s) for s in shapes]], {"equation": eq}))
+    cases.append(("Einsum-int32", "Einsum", [[ints(2, 3), ints(3, 4)]], {"equation": "ij,jk->ik"}))
+    # Scatters (duplicate indices add up; slices when indices are shorter than the rank).
+    dup = np.array([[1], [3], [1], [0]], np.int32)
+    cases += [
+        ("ScatterNd-dup", "ScatterNd", [dup, randn(4, 3), i32(5, 3)], {}),
+        ("ScatterNd-elements", "ScatterNd", [np.array([[0, 1], [2, 2], [0, 1]], np.int64), randn(3), np.array([3, 4], np.int64)], {}),
+        ("ScatterNd-int", "ScatterNd", [dup, ints(4, 2), i32(4, 2)], {}),
+    ]
+    base = randn(5, 3)
+    for op in ("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin"):
+        cases.append((op, op, [base, np.array([[4], [0], [2]], np.int32), randn(3, 3)], {}))
+    cases.append(("TensorScatterAdd-dup", "TensorScatterAdd", [base, dup, randn(4, 3)], {}))
+    # Bitcast: same size, to a smaller type (a new last dim), to a larger one (drops it).
+    f = randn(2, 3)
+    cases += [
+        ("Bitcast-f32-i32", "Bitcast", [f], {"type": tf.int32}),
+        ("Bitcast-f32-u8", "Bitcast", [f], {"type": tf.uint8}),
+        ("Bitcast-u8-f32", "Bitcast", [ints(3, 4, lo=0, hi=255, dtype=np.uint8)], {"type": tf.float32}),
+        ("Bitcast-i64-i16", "Bitcast", [np.array([1, -2, 2**40 + 7], np.int64)], {"type": tf.int16}),
+        ("Bitcast-f16-i16", "Bitcast", [randn(5).astype(np.float16)], {"type": tf.int16}),
+    ]
+    # Existing ops, in the modes the issue lists.
+    cases += [
+        ("Conv2D-explicit-dilated", "Conv2D", [randn(1, 7, 8, 2), randn(3, 2, 2, 3)],
+         {"strides": [1, 2, 1, 1], "padding": "EXPLICIT", "explicit_paddings": [0, 0, 1, 2, 3, 0, 0, 0],
+          "dilations": [1, 1, 2, 1]}),
+        ("Conv2D-same-dilated", "Conv2D", [randn(1, 7, 8, 2), randn(3, 3, 2, 3)],
+         {"strides": [1, 1, 1, 1], "padding": "SAME", "dilations": [1, 2, 3, 1]}),
+        ("MirrorPad-reflect", "MirrorPad", [randn(3, 4), i32(2, 1, 0, 3).reshape(2, 2)], {"mode": "REFLECT"}),
+        ("MirrorPad-symmetric", "MirrorPad", [randn(3, 4), i32(3, 0, 4, 2).reshape(2, 2)], {"mode": "SYMMETRIC"}),
+        ("GatherV2-batch2", "GatherV2", [randn(2, 3, 5, 4), ints(2, 3, 6, lo=0, hi=5), np.int32(2)], {"batch_dims": 2}),
+        ("GatherV2-batch1-axis2", "GatherV2", [randn(2, 3, 5), ints(2, 4, lo=0, hi=5), np.int32(-1)], {"batch_dims": -1}),
+        ("TopKV2-ties", "TopKV2", [np.array([[3, 1, 3, 2, 1, 3], [0, 5, 0, 5, 5, 1]], np.float32), np.int32(4)], {}),
+        ("ArgMax-int32-ties", "ArgMax", [np.array([[1, 3, 3], [2, 2, 0]], np.float32), np.int32(1)],
+         {"output_type": tf.int32}),
+        ("ArgMin-axis0", "ArgMin", [np.array([[1, 3, 3], [1, 2, 0]], np.float32), np.int32(0)], {}),
+        ("Sum-keep", "Sum", [randn(2, 3, 4), i32(0, 2)], {"keep_dims": True}),
+        ("Prod-keep-neg", "Prod", [randn(2, 3, 4), i32(-1)], {"keep_dims": True}),
+        ("Mean-int", "Mean", [i32(-7, 3, 2, -2).reshape(2, 2), i32(1)], {}),
+        ("Cast-f32-i32", "Cast", [np.array([-2.7, -0.5, 0.5, 2.9, 100.2], np.float32)], {"DstT": tf.int32}),
+        ("Cast-f32-u8", "Cast", [np.array([0.2, 1.9, 254.7], np.float32)], {"DstT": tf.uint8}),
+        ("Cast-f32-bool", "Cast", [np.array([0.0, -0.0, 1e-30, -3.0, np.nan], np.float32)], {"DstT": tf.bool}),
+        ("Cast-i32-i8", "Cast", [i32(127, 128, 300, -129)], {"DstT": tf.int8}),
+        ("Cast-i32-bf16", "Cast", [i32(1, 257, 65535, -100001)], {"DstT": tf.bfloat16}),
+        ("LeakyRelu-alpha", "LeakyRelu", [randn(3, 4)], {"alpha": 0.05}),
+        ("Select-rows", "Select", [np.array([True, False, True]), randn(3, 2), randn(3, 2)], {}),
+        ("SelectV2-broadcast", "SelectV2", [np.array([True, False]), randn(3, 2), np.float32(-1)], {}),
+        ("StridedSlice-masks", "StridedSlice", [randn(4, 5, 6), i32(1, 0, 0, -1), i32(3, 0, 0, 0), i32(1, 1, 1, -2)],
+         {"begin_mask": 2, "end_mask": 10, "ellipsis_mask": 4, "new_axis_mask": 2, "shrink_axis_mask": 0}),
+        ("StridedSlice-shrink-neg", "StridedSlice", [randn(4, 5, 6), i32(-1, 4, 0), i32(0, 0, 6), i32(1, -1, 3)],
+         {"begin_mask": 0, "end_mask": 2, "shrink_axis_mask": 1}),
+    ]
+    # Smaller math and gradient ops.
+    g, y = randn(3, 4), randn(3, 4)
+    zeros_x = np.array([0, 1.5, 0, -2, 0, 3], np.float32)
+    zeros_y = np.array([0, 0.5, -1, 2, np.inf, 0], np.float32)
+    cases += [(f"{op}-zeros", op, [zeros_x, zeros_y], {}) for op in ("Xlogy", "Xlog1py", "Xdivy", "MulNoNan")]
+    cases += [(op, op, [x], {}) for op, x in (("Asin", np.tanh(y)), ("Acos", np.tanh(y)), ("Atan", y),
+                                             ("Sinh", y), ("Cosh", y), ("Asinh", y), ("Acosh", np.abs(y) + 1),
+                                             ("Atanh", np.tanh(y) * 0.9))]
+    cases += [
+        ("ClipByValue", "ClipByValue", [y, np.float32(-0.5), np.full((3, 4), 0.7, np.float32)], {}),
+        ("L2Loss", "L2Loss", [randn(3, 5, 2)], {}),
+        ("EluGrad", "EluGrad", [g, np.where(y > 0, y, np.expm1(y)).astype(np.float32)], {}),
+        ("SeluGrad", "SeluGrad", [g, y], {}),
+        ("SoftsignGrad", "SoftsignGrad", [g, y], {}),
+        ("ReciprocalGrad", "ReciprocalGrad", [y, g], {}),
+        ("LeakyReluGrad", "LeakyReluGrad", [g, y], {"alpha": 0.15}),
+    ]
+    # Special values (C's pow, floor division and modulo at zeros, infinities, NaN, signs).
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.5, 1e30],
+                        np.float32)
+    sx, sy = (a.reshape(-1) for a in np.meshgrid(specials, specials, indexing="ij"))
+    cases += [(f"{op}-specials", op, [sx, sy], {}) for op in ("Pow", "FloorDiv", "FloorMod", "RealDiv", "Atan2")]
+    unary_specials = np.concatenate([specials, np.float32([-1e-30, 1e-30, 88.0, 89.0, -88.0, -104.0, 20.0, -20.0,
+                                                           0.7, -0.3, 6.0, 7.5, 1.5, 2.5, -2.5, 1e-7])])
+    for op in UNARY_OPS:
+        cases.append((f"{op}-specials", op, [unary_specials], {}))
+    cases.append(("SparseSoftmaxCrossEntropyWithLogits-neg-inf", "SparseSoftmaxCrossEntropyWithLogits",
+                  [np.array([[0.5, -np.inf, 2.0], [-np.inf, 1.0, 30.0], [1e30, 0.0, -1e30]], np.float32),
+                   np.array([2, 1, 0], np.int32)], {}))
+    # Layout, segments, slicing gradients, band parts, batch-norm gradients.
+    cases += [
+        ("DepthToSpace", "DepthToSpace", [randn(2, 2, 3, 12)], {"block_size": 2}),
+        ("SpaceToDepth", "SpaceToDepth", [randn(2, 6, 4, 3)], {"block_size": 2}),
+        ("SpaceToBatchND-2d", "SpaceToBatchND", [randn(2, 5, 4, 3), i32(2, 3), i32(1, 0, 1, 1).reshape(2, 2)], {}),
+        ("SpaceToBatchND-1d-rest", "SpaceToBatchND", [randn(1, 6, 2, 2), i32(3), i32(0, 0).reshape(1, 2)], {}),
+        ("BatchToSpaceND-2d", "BatchToSpaceND", [randn(12, 3, 2, 2), i32(2, 3), i32(1, 0, 2, 1).reshape(2, 2)], {}),
+        ("BatchToSpaceND-1d", "BatchToSpaceND", [randn(4, 3, 2), i32(2), i32(0, 1).reshape(1, 2)], {}),
+        ("MatrixBandPart-lower", "MatrixBandPart", [randn(2, 4, 5), np.int64(1), np.int64(-1)], {}),
+        ("MatrixBandPart-both", "MatrixBandPart", [randn(4, 5), np.int64(0), np.int64(2)], {}),
+        ("MatrixBandPart-all", "MatrixBandPart", [randn(3, 3), np.int64(-1), np.int64(-1)], {}),
+        ("StridedSliceGrad-masks", "StridedSliceGrad", [i32(4, 5, 6), i32(1, 0, 0, -1), i32(3, 0, 0, 0),
+                                                        i32(1, 1, 1, -2), randn(2, 1, 5, 3)],
+         {"begin_mask": 2, "end_mask": 10, "ellipsis_mask": 4, "new_axis_mask": 2, "shrink_axis_mask": 0}),
+        ("StridedSliceGrad-shrink", "StridedSliceGrad", [i32(4, 5, 6), i32(-1, 4, 0), i32(0, 0, 6), i32(1, -1, 3),
+                                                         randn(5, 2)], {"begin_mask": 0, "end_mask": 2,
+                                                                        "shrink_axis_mask": 1}),
+    ]
+    shifts = np.array([-3, 0, 1, 5, 31, 32, 40], np.int32)
+    cases += [
+        ("LeftShift-int32", "LeftShift", [np.array([1, -7, 3, 2**30, -1, 5, 9], np.int32), shifts], {}),
+        ("RightShift-int32", "RightShift", [np.array([-64, 64, -7, 2**30, -1, 5, 9], np.int32), shifts], {}),
+        ("RightShift-uint8", "RightShift", [np.array([200, 255, 7, 128], np.uint8), np.array([1, 7, 9, 3], np.uint8)], {}),
+        ("LeftShift-int8", "LeftShift", [np.array([100, -3, 1, 64], np.int8), np.array([1, 2, 7, 9], np.int8)], {}),
+    ]
+    dx, dwf = randn(2, 7, 6, 3), randn(3, 3, 3, 2)  # (TF's CPU depthwise gradients take no dilations)
+    for name, strides, padding, dil, extra in (("same", 1, "SAME", 1, {}), ("valid-stride2", 2, "VALID", 1, {}),
+                                               ("same-stride2", 2, "SAME", 1, {}),
+                                               ("explicit", 2, "EXPLICIT", 1,
+                                                {"explicit_paddings": [0, 0, 1, 2, 0, 1, 0, 0]})):
+        attrs = {"strides": [1, strides, strides, 1], "padding": padding, "dilations": [1, dil, dil, 1], **extra}
+        out = _depthwise_forward(dx, dwf, attrs)
+        dy = randn(*out.shape)
+        cases.append((f"DepthwiseConv2dNativeBackpropInput-{name}", "DepthwiseConv2dNativeBackpropInput",
+                      [np.array(dx.shape, np.int32), dwf, dy], attrs))
+        cases.append((f"DepthwiseConv2dNativeBackpropFilter-{name}", "DepthwiseConv2dNativeBackpropFilter",
+                      [dx, np.array(dwf.shape, np.int32), dy], attrs))
+    seg_ids = np.array([[0, 2], [-1, 2], [0, 0]], np.int32)
+    for op in ("UnsortedSegmentSum", "UnsortedSegmentProd", "UnsortedSegmentMax", "UnsortedSegmentMin"):
+        cases.append((op, op, [randn(3, 2, 4), seg_ids, np.int32(4)], {}))
+    cases.append(("UnsortedSegmentMax-int", "UnsortedSegmentMax", [ints(5, 2), np.array([1, 1, 3, 0, 1], np.int32),
+                                                                   np.int64(5)], {}))
+    gx, gdy = randn(2, 3, 4, 3), randn(2, 3, 4, 3)
+    gmean, gvar = gx.mean(axis=(0, 1, 2)), gx.var(axis=(0, 1, 2))
+    for op in ("FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3"):
+        for training in (True, False):
+            extra = [np.zeros(0, np.float32)] if op.endswith("V3") else []
+            cases.append((f"{op}-t{int(training)}", op, [gdy, gx, randn(3) + 1, gmean, gvar, *extra],
+                          {"epsilon": 0.001, "is_training": training}))
+    for op in ("Cumsum", "Cumprod"):
+        for exclusive in (False, True):
+            for reverse in (False, True):
+                cases.append((f"{op}-e{int(exclusive)}r{int(reverse)}", op, [randn(3, 4) / 2 + 1, np.int32(1)],
+                              {"exclusive": exclusive, "reverse": reverse}))
+    bn_x = randn(2, 3, 4, 3)
+    bn_params = [randn(3) + 1, randn(3), randn(3), np.abs(randn(3)) + 0.5]
+    for training in (False, True):
+        for factor in (1.0, 0.3):
+            cases.append((f"FusedBatchNormV3-t{int(training)}-f{factor}", "FusedBatchNormV3", [bn_x, *bn_params],
+                          {"is_training": training, "epsilon": 0.001, "exponential_avg_factor": factor}))
+    return cases
+
+
+def _depthwise_forward(x, w, attrs):
+    """The forward convolution's output (for the shape of dy)."""
+    return run_case("DepthwiseConv2dNative", [x, w], attrs)[1][0]
+
+
+def attr_json(attr_value):
+    kind = attr_value.WhichOneof("value")
+    if kind == "type":
+        return {"dtype": tf.dtypes.as_dtype(attr_value.type).name}
+    if kind == "list":
+        lst = attr_value.list
+        if lst.type:
+            return [{"dtype": tf.dtypes.as_dtype(t).name} for t in lst.type]
+        return list(lst.i) or list(lst.f) or [s.decode() for s in lst.s] or list(lst.b)
+    if kind == "s":
+        return attr_value.s.decode()
+    if kind in ("i", "f", "b"):
+        return getattr(attr_value, kind)
+    raise ValueError(f"attribute kind {kind} is not recorded")
+
+
+def run_case(op, inputs, attrs):
+    n_inputs = len(op_def_registry.get(op).input_arg)  # raw_ops take inputs first, by Python names
+    names = list(inspect.signature(getattr(tf.raw_ops, op)).parameters)[:n_inputs]
+    g = tf.Graph()
+    with g.as_default():
+        feeds = {}
+
+        def fed(value):  # placeholders, not constants: Grappler must not fold the op away
+            p = tf.compat.v1.placeholder(tf.as_dtype(np.asarray(value).dtype), np.shape(value))
+            feeds[p] = value
+            return p
+        tensors = {n: ([fed(v) for v in x] if isinstance(x, list) else fed(x)) for n, x in zip(names, inputs)}
+        result = getattr(tf.raw_ops, op)(**tensors, **attrs)
+        outs = list(result) if isinstance(result, (list, tuple)) else [result]
+        node = outs[0].op.node_def
+        with tf.compat.v1.Session(graph=g) as sess:
+            values = sess.run(outs, feeds)
+    recorded = {k: attr_json(v) for k, v in node.attr.items() if not k.startswith("_")}
+    return recorded, [np.asarray(v) for v in values]
+
+
+# Ops on resource variables: (case id, op, initial values of its variable inputs, other inputs, attrs).
+def build_stateful_cases():
+    shape = (4, 3)
+    var, grad = randn(*shape), randn(*shape)
+
+    def slot():
+        return np.abs(randn(*shape)) + 0.1
+
+    scalars = {"lr": np.float32(0.05), "rho": np.float32(0.9), "momentum": np.float32(0.7),
+               "epsilon": np.float32(1e-6)}
+    cases = [
+        ("ResourceApplyAdagrad", "ResourceApplyAdagrad", [var, slot()], [scalars["lr"], grad], {}),
+        ("ResourceApplyAdagrad-frozen", "ResourceApplyAdagrad", [var, slot()], [scalars["lr"], grad],
+         {"update_slots": False}),
+        ("ResourceApplyAdagradV2", "ResourceApplyAdagradV2", [var, slot()], [scalars["lr"], scalars["epsilon"], grad], {}),
+        ("ResourceApplyRMSProp", "ResourceApplyRMSProp", [var, slot(), slot()],
+         [scalars["lr"], scalars["rho"], scalars["momentum"], scalars["epsilon"], grad], {}),
+        ("ResourceApplyCenteredRMSProp", "ResourceApplyCenteredRMSProp", [var, randn(*shape) * 0.1, slot() + 0.5, slot()],
+         [scalars["lr"], scalars["rho"], scalars["momentum"], scalars["epsilon"], grad], {}),
+        ("ResourceApplyAdadelta", "ResourceApplyAdadelta", [var, slot(), slot()],
+         [np.float32(1.0), scalars["rho"], scalars["epsilon"], grad], {}),
+        ("ResourceGather", "ResourceGather", [var], [np.array([[3, 0], [1, 3]], np.int32)], {"dtype": tf.float32}),
+        ("ResourceGather-batch", "ResourceGather", [randn(2, 4, 3)], [np.array([[3, 0, 0], [1, 2, 1]], np.int64)],
+         {"dtype": tf.float32, "batch_dims": 1}),
+    ]
+    dup = np.array([2, 0, 2], np.int32)
+    for op in ("Add", "Sub", "Mul", "Div", "Min", "Max"):
+        cases.append((f"ResourceScatter{op}", f"ResourceScatter{op}", [var], [dup, randn(3, 3)], {}))
+    cases += [
+        ("ResourceScatterUpdate", "ResourceScatterUpdate", [var], [np.array([[3], [1]], np.int64), randn(2, 1, 3)], {}),
+        ("ResourceScatterAdd-scalar", "ResourceScatterAdd", [var], [dup, np.float32(2.5)], {}),
+        ("ResourceScatterDiv-int", "ResourceScatterDiv", [np.array([[7, -7], [9, 4]], np.int32)],
+         [np.array([0, 1, 0], np.int32), np.array([[2, 2], [-2, 3], [1, 2]], np.int32)], {}),
+    ]
+    return cases
+
+
+def run_stateful(op, var_values, inputs, attrs):
+    """TF's results: the op's outputs (if any) and each variable's value after it ran."""
+    params = list(inspect.signature(getattr(tf.raw_ops, op)).parameters)
+    g = tf.Graph()
+    with g.as_default():
+        variables = [tf.compat.v1.Variable(v, use_resource=True) for v in var_values]
+        feeds = {tf.compat.v1.placeholder(tf.as_dtype(np.asarray(x).dtype), np.shape(x)): x for x in inputs}
+        args = dict(zip(params, [v.handle for v in variables] + list(feeds)))
+        result = getattr(tf.raw_ops, op)(**args, **attrs)
+        node = (result if isinstance(result, tf.Operation) else result.op).node_def
+        reads = [v.read_value() for v in variables]
+        with tf.compat.v1.Session(graph=g) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            outputs = [] if isinstance(result, tf.Operation) else [sess.run(result, feeds)]
+            if isinstance(result, tf.Operation):
+                sess.run(result, feeds)
+            values = sess.run(reads)
+    recorded = {k: attr_json(v) for k, v in node.attr.items() if not k.startswith("_")}
+    return recorded, [np.asarray(o) for o in outputs], [np.asarray(v) for v in values]
+
+
+def gelu_cases():
+    x = np.linspace(-4, 4, 17, dtype=np.float32).reshape(1, 17)
+    out = []
+    for approximate in (False, True):
+        g = tf.Graph()
+        with g.as_default():
+            xp = tf.compat.v1.placeholder(tf.float32, x.shape, name="x")
+            y = tf.identity(tf.nn.gelu(xp, approximate=approximate), name="y")
+            with tf.compat.v1.Session(graph=g) as sess:
+                value = sess.run(y, {xp: x})
+        out.append((f"gelu-{'tanh' if approximate else 'erf'}", g.as_graph_def().SerializeToString(), x, value))
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = p.parse_args(argv)
+    arrays, index = {}, []
+    for case_id, op, inputs, attrs in build_cases():
+        recorded, outputs = run_case(op, inputs, attrs)
+        entry = {"id": case_id, "op": op, "attrs": recorded, "inputs": [], "outputs": len(outputs)}
+        for i, x in enumerate(inputs):
+            if isinstance(x, list):
+                entry["inputs"].append(len(x))
+                for j, xj in enumerate(x):
+                    arrays[f"{case_id}/in{i}.{j}"] = xj
+            else:
+                entry["inputs"].append(None)
+                arrays[f"{case_id}/in{i}"] = np.asarray(x)
+        for i, y in enumerate(outputs):
+            arrays[f"{case_id}/out{i}"] = y.view(np.uint16) if y.dtype.name == "bfloat16" else y
+            if y.dtype.name == "bfloat16":
+                entry["bfloat16_outputs"] = entry.get("bfloat16_outputs", []) + [i]
+        index.append(entry)
+    stateful = []
+    for case_id, op, var_values, inputs, attrs in build_stateful_cases():
+        recorded, outputs, values = run_stateful(op, var_values, inputs, attrs)
+        stateful.append({"id": case_id, "op": op, "attrs": recorded, "variables": len(var_values),
+                         "inputs": len(inputs), "outputs": len(outputs)})
+        for prefix, arrays_ in (("var", var_values), ("in", inputs), ("out", outputs), ("after", values)):
+            for i, a in enumerate(arrays_):
+                arrays[f"{case_id}/{prefix}{i}"] = np.asarray(a)
+    graphs = []
+    for case_id, graph_def, x, y in gelu_cases():
+        arrays[f"{case_id}/graph"] = np.frombuffer(graph_def, np.uint8)
+        arrays[f"{case_id}/x"], arrays[f"{case_id}/y"] = x, y
+        graphs.append(case_id)
+    arrays["index"] = np.frombuffer(json.dumps({"ops": index, "graphs": graphs, "stateful": stateful}).encode(),
+                                    np.uint8)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(args.out, **arrays)
+    print(f"wrote {len(index)} op cases, {len(stateful)} variable cases and {len(graphs)} graphs to {args.out} ({args.out.stat().st_size} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
