@@ -25,9 +25,11 @@ from hlobridge.passes.mark_for_compilation import VARIABLES, Cluster
 
 from . import dtypes, runtime
 from .compile_cache import CompileCache
-from .compiler import CompileOptions
+from .compiler import CompileOptions, format_specs
+from .dump import Dumper, cluster_dumper
 from .errors import HlobridgeError, JitFallbackWarning, RecompilationWarning
 from .graph import Graph, TensorRef
+from .graphviz import dump_stablehlo_dot
 from .host import to_host
 from .lowering import lower_to_stablehlo
 from .ops import registry
@@ -43,6 +45,7 @@ class CompileEvent:
     shapes: tuple
     source: str  # "compiled" | "disk" | "memory" | "fallback"
     seconds: float
+    started: float = 0.0  # time.perf_counter() when it began (for timelines)
 
 
 @dataclass
@@ -73,6 +76,31 @@ def _shape_key(value) -> tuple:
     return (str(value.dtype), tuple(value.shape))
 
 
+# Ops whose result depends on their input's shape only: a constant they compute needs no value.
+SHAPE_ONLY = frozenset({"Shape", "ShapeN", "Size", "Rank"})
+
+
+def constant_inputs(graph: Graph, nodes) -> set[TensorRef]:
+    """The cluster inputs it must read as compile-time constants, as TensorFlow's backwards
+    const analysis finds them: those read by an input a member needs as a constant (a
+    Slice's size, a Reshape's shape), directly or through the members computing it (a
+    StridedSlice's end packed from a fed index). The cluster compiles once per value."""
+    members = set(nodes)
+    found, seen = set(), set()
+    stack = [r for n in nodes for i, r in enumerate(graph.nodes[n].inputs)
+             if i in registry.lookup(graph.nodes[n].op).const_inputs]
+    while stack:
+        ref = stack.pop()
+        if ref in seen:
+            continue
+        seen.add(ref)
+        if ref.node not in members:
+            found.add(ref)
+        elif graph.nodes[ref.node].op not in SHAPE_ONLY:
+            stack.extend(graph.nodes[ref.node].inputs)
+    return found
+
+
 class ClusterLaunch:
     def __init__(self, graph: Graph, cluster: Cluster, specs: dict, config: JitConfig):
         self.graph = graph
@@ -83,12 +111,7 @@ class ClusterLaunch:
         self.resources = [r for r in cluster.inputs if self._is_variable(r, specs)]
         self.tensor_inputs = [r for r in cluster.inputs if r not in self.resources]
         self.resource_specs = {r: specs[r] for r in self.resources}
-        members = set(cluster.nodes)
-        by_value = set()
-        for n in cluster.nodes:
-            node = graph.nodes[n]
-            entry = registry.lookup(node.op)
-            by_value.update(r for i, r in enumerate(node.inputs) if i in entry.const_inputs and r.node not in members)
+        by_value = constant_inputs(graph, cluster.nodes)
         self.value_inputs = [i for i, r in enumerate(self.tensor_inputs) if r in by_value]
         self.outputs = cluster.outputs
         self.executables: dict[tuple, Executable | None] = {}
@@ -116,7 +139,7 @@ class ClusterLaunch:
                 f"cluster {self.name} ({len(self.nodes)} ops) did not compile for inputs "
                 f"{self._describe(key)}; running its ops on reference kernels. Cause: {e}"), stacklevel=5)
             exe, source = None, "fallback"
-        self._record(key, source, time.perf_counter() - start)
+        self._record(key, source, start, time.perf_counter() - start)
         self.executables[key] = exe
         return exe
 
@@ -125,24 +148,36 @@ class ClusterLaunch:
         for i, (ref, arg) in enumerate(zip(self.tensor_inputs, args)):
             value = np.asarray(to_host(arg)) if i in self.value_inputs else None
             feeds[ref] = TensorSpec(np.dtype(arg.dtype), tuple(arg.shape), value)
-        feeds.update(self.resource_specs)
-        specs = infer_specs(self.graph, set(self.nodes), feeds)
+        dump = cluster_dumper(self.name)  # HLOBRIDGE_FLAGS --dump-to: DIR/NNN-<cluster>/
+        lowered = self.lower(feeds, self.config.options.stages(), dump)
+        vmfb, source = self.config.cache.get_or_compile(lowered.text(), self.config.options, dump)
+        module = runtime.LoadedModule(vmfb, self.config.device)
+        return Executable(module, lowered.resource_args, lowered.written, len(self.outputs)), source
+
+    def lower(self, feeds: dict, stages, dump=None):
+        """The cluster as one verified StableHLO module, through `stages`, for these specs of
+        its tensor inputs (with values for the ones it reads as constants)."""
+        specs = infer_specs(self.graph, set(self.nodes), {**feeds, **self.resource_specs})
+        dump = dump if dump is not None else Dumper()
+        if dump.wants("shapes"):
+            dump("shapes", format_specs(self.graph, specs), ".txt")
         lowered = lower_to_stablehlo(self.graph, specs, self.tensor_inputs, self.outputs,
                                      nodes=self.nodes, resources=self.resources, module_name=self.name)
         with lowered.context:
-            pipeline.run(lowered.module)
+            if dump.wants("stablehlo"):
+                dump("stablehlo", lowered.module.operation.get_asm())
+            pipeline.run(lowered.module, stages, dump=dump)
+            dump_stablehlo_dot(dump, lowered.module, self.name)  # NN-graphviz.dot
         lowered.verify()
-        vmfb, source = self.config.cache.get_or_compile(lowered.text(), self.config.options)
-        module = runtime.LoadedModule(vmfb, self.config.device)
-        return Executable(module, lowered.resource_args, lowered.written, len(self.outputs)), source
+        return lowered
 
     def _describe(self, key: tuple) -> str:
         return ", ".join(f"{r}: {dtype}{list(shape)}" for r, (dtype, shape) in zip(self.tensor_inputs, key)) \
             or "(none)"
 
-    def _record(self, key: tuple, source: str, seconds: float) -> None:
+    def _record(self, key: tuple, source: str, start: float, seconds: float) -> None:
         if self.config.events is not None:
-            self.config.events.append(CompileEvent(self.name, key[:len(self.tensor_inputs)], source, seconds))
+            self.config.events.append(CompileEvent(self.name, key[:len(self.tensor_inputs)], source, seconds, start))
         seen = self.config.history.setdefault(tuple(self.nodes), [])
         seen.append(key)
         n = len(seen)

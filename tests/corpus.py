@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hlobridge.errors import HlobridgeError
+
 
 @dataclass
 class Case:
@@ -136,10 +138,29 @@ def judge_training(case: "Case", result: dict, *, losses: bool = True) -> None:
 
 
 def check_inference(case: "Case", session) -> None:
-    """The inference protocol on a Session: each run's feeds, every expected tensor fetched."""
+    """The inference protocol on a Session: each run's feeds, every expected tensor fetched;
+    a run with `expected_error` fetches the case's fetches and must fail with that message."""
     for run in case.meta["runs"]:
         feeds = {name: case.array(key) for name, key in run["feeds"].items()}
+        if "expected_error" in run:
+            check_expected_error(case, run, session, feeds)
+            continue
         names = list(run["expected"])
         for name, got in zip(names, session.run(names, feeds)):
             assert_matches(got, case.array(run["expected"][name]), case.tolerance,
                            f"{case.meta['name']} run {run['name']}: {name}")
+
+
+def check_expected_error(case: "Case", run: dict, session, feeds: dict) -> None:
+    """A run TensorFlow fails (a failed Assert, CheckNumerics): hlobridge must raise one of its
+    own errors whose message contains TF's message (`expected_error`), as TF raises
+    InvalidArgumentError."""
+    what = f"{case.meta['name']} run {run['name']}"
+    message = run["expected_error"]
+    try:
+        session.run([f["name"] for f in case.meta["fetches"]], feeds)
+    except HlobridgeError as e:
+        assert message in str(e), f"{what}: the error does not contain {message!r}: {str(e)[:300]}"
+    else:
+        raise AssertionError(f"{what}: ran without error; TensorFlow fails with {message!r} "
+                             f"({run.get('expected_error_type', 'an error')})")

@@ -192,3 +192,29 @@ def test_jit_off_compiles_nothing():
         warnings.simplefilter("error")
         check_inference(case, sess)
     assert sess.compile_events == []
+
+
+def test_an_index_computed_from_a_feed_compiles_once_per_value():
+    """x[p : p + 2]: the slice bounds are packed inside the cluster from the fed p, so p is
+    read as a compile-time constant (TF's backwards const analysis) and each value compiles."""
+    from hlobridge.graph_builder import GraphBuilder
+    i32, f32 = np.dtype(np.int32), np.dtype(np.float32)
+    b = GraphBuilder()
+    x = b.placeholder("x", np.float32, [6, 4])
+    p = b.placeholder("p", np.int32, [])
+    end = b.op("AddV2", [p, b.const("two", 2, np.int32)], name="end", T=i32)
+    begin_v = b.op("Pack", [p], name="begin", T=i32, N=1, axis=0)
+    end_v = b.op("Pack", [end], name="end_v", T=i32, N=1, axis=0)
+    stride = b.const("stride", np.array([1], np.int32), np.int32)
+    sliced = b.op("StridedSlice", [x, begin_v, end_v, stride], name="slice", T=f32, Index=i32,
+                  begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0)
+    b.op("Exp", [sliced], name="out", T=f32)
+    sess = Session(b.graph(), jit="strict", min_cluster_size=1, cache_dir=False)
+    xv = np.arange(24, dtype=np.float32).reshape(6, 4) / 24
+    for pv in (0, 3, 0):
+        np.testing.assert_allclose(sess.run("out:0", {"x:0": xv, "p:0": np.int32(pv)}), np.exp(xv[pv:pv + 2]),
+                                   rtol=1e-6)
+    clustering = sess.clustering("out:0", {"x:0": xv, "p:0": np.int32(0)})
+    assert {"begin", "end_v", "slice", "out"} <= set(clustering.cluster_of)
+    assert [e.source for e in sess.compile_events].count("fallback") == 0
+    assert len(sess.compile_events) == 2  # p = 0 and p = 3; the second p = 0 is a hit
