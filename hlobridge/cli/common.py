@@ -18,13 +18,19 @@ def add_io_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fix an input's shape, e.g. images:0=4,32,32,3 (repeatable)")
 
 
-def io_options(args) -> dict:
+def input_shapes(items) -> dict:
+    """--input-shape NAME=DIMS items -> {name: shape}."""
     shapes = {}
-    for item in args.input_shape:
+    for item in items:
         name, sep, dims = item.partition("=")
         if not sep or not name:
             raise HlobridgeError(f"--input-shape expects NAME=DIMS (e.g. x:0=4,3), got '{item}'")
         shapes[name] = parse_shape(dims)
+    return shapes
+
+
+def io_options(args) -> dict:
+    shapes = input_shapes(args.input_shape)
     split = lambda s: [x.strip() for x in s.split(",") if x.strip()] if s else None  # noqa: E731
     return {"inputs": split(args.inputs), "outputs": split(args.outputs), "input_shapes": shapes}
 

@@ -5,7 +5,10 @@
     hlobridge-opt graph.pbtxt --stage shapes        # inferred dtypes/shapes per node
     hlobridge-opt graph.pbtxt --stage iree-flow     # an IREE phase (input, abi, flow, stream, hal, vm, ...)
     hlobridge-opt module.mlir --stage simplify      # run hlobridge's passes on StableHLO text
-    hlobridge-opt --list-stages
+    hlobridge-opt module.mlir --stage simplify.cse  # stop after one pass inside a stage
+    hlobridge-opt module.mlir --passes constant-fold,cse   # only these registered passes
+    hlobridge-opt --list-stages                     # the pipeline's stages and passes, in order
+    hlobridge-opt --list-passes                     # every registered pass, with what it does
 """
 
 from __future__ import annotations
@@ -25,10 +28,9 @@ from .common import add_io_arguments, io_options, run_main
 
 PROG = "hlobridge-opt"
 GRAPH_STAGES = ("graph", "shapes", "stablehlo")
-IREE_PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow",
-               "stream", "executable-sources", "executable-configurations", "executable-targets",
-               "hal", "vm")
-STAGES = GRAPH_STAGES + tuple(s.name for s in pipeline.DEFAULT_STAGES) + tuple(f"iree-{p}" for p in IREE_PHASES)
+IREE_PHASES = compiler.IREE_PHASES
+_PIPELINE_STEPS = dict.fromkeys(n for p in pipeline.PRECISIONS for n in pipeline.step_names(pipeline.build(p)))
+STAGES = GRAPH_STAGES + tuple(_PIPELINE_STEPS) + tuple(f"iree-{p}" for p in IREE_PHASES)
 
 
 def parse_arguments(argv=None) -> argparse.Namespace:
@@ -36,13 +38,19 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     p.add_argument("input", nargs="?", help=".pbtxt/.pb GraphDef or .mlir StableHLO module")
     p.add_argument("--stage", default=pipeline.DEFAULT_STAGES[-1].name, choices=STAGES,
                    help="stop after this stage and print its IR (default: %(default)s)")
+    p.add_argument("--precision", default="f32", choices=pipeline.PRECISIONS,
+                   help="add the precision stage: compute f32 in bf16 or f16")
     p.add_argument("--target", default="llvm-cpu", choices=compiler.TARGETS,
                    help="target for the iree-* stages")
     p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    p.add_argument("--passes", default=None, metavar="NAME,...",
+                   help="on .mlir input: run exactly these registered passes/stages, in order, "
+                        "instead of the pipeline (see --list-passes)")
     p.add_argument("--list-stages", action="store_true", help="list the stages and exit")
+    p.add_argument("--list-passes", action="store_true", help="list the registered passes and exit")
     add_io_arguments(p)
     args = p.parse_args(argv)
-    if not args.list_stages and not args.input:
+    if not (args.list_stages or args.list_passes) and not args.input:
         p.error("an input file is required")
     return args
 
@@ -50,7 +58,7 @@ def parse_arguments(argv=None) -> argparse.Namespace:
 def _stage_text_from_graph(args) -> str:
     captured: dict[str, str] = {}
     lowered = compiler.lower_graph(args.input, dump=compiler.Dumper(sink=captured.__setitem__),
-                                   **io_options(args))
+                                   stages=pipeline.build(args.precision), **io_options(args))
     if args.stage in captured:
         return captured[args.stage]
     return _iree_phase(lowered.text(), args)
@@ -78,12 +86,11 @@ def _stage_text_from_mlir(args) -> str:
             module = ir.Module.parse(text)
         except ir.MLIRError as e:
             raise HlobridgeError(f"{args.input}: {e}") from None
-        stages = []
-        for s in pipeline.DEFAULT_STAGES:
-            stages.append(s)
-            if s.name == args.stage:
-                break
-        pipeline.run(module, stages)
+        if args.passes:
+            stages = [pipeline.lookup(n.strip()) for n in args.passes.split(",") if n.strip()]
+            pipeline.run(module, stages)
+        else:
+            pipeline.run(module, pipeline.build(args.precision), until=args.stage)
         return module.operation.get_asm()
 
 
@@ -92,6 +99,12 @@ def main(argv=None) -> int:
     if args.list_stages:
         print("\n".join(STAGES))
         return 0
+    if args.list_passes:
+        width = max(map(len, pipeline.REGISTRY))
+        print("\n".join(f"{n:<{width}}  {s.description}" for n, s in sorted(pipeline.REGISTRY.items())))
+        return 0
+    if args.passes and not args.input.endswith(".mlir"):
+        raise HlobridgeError("--passes runs on a .mlir module; for a GraphDef use --stage")
     if not Path(args.input).exists():
         raise HlobridgeError(f"{args.input}: no such file")
     is_mlir = args.input.endswith(".mlir")

@@ -1,0 +1,137 @@
+"""What the Python IR passes share: finding ops, reading constants, removing dead ops.
+
+Every pass here follows the same discipline (see iree-notes, "Python Value of an op you
+already erase()d: segfault"): collect the candidate ops first, then rewrite; re-read an
+op's operands at the moment it is rewritten; erase only the op being replaced, never
+touch it afterwards; and leave producers that became dead to `erase_dead_ops`, which
+walks afresh.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from iree.compiler import ir
+
+# StableHLO ops without side effects or regions: removable once nothing reads them.
+PURE_OPS = frozenset(f"stablehlo.{n}" for n in (
+    "constant abs add and atan2 broadcast_in_dim ceil clamp compare concatenate convert "
+    "cosine divide dot_general exponential exponential_minus_one floor iota is_finite log "
+    "log_plus_one logistic maximum minimum multiply negate not or pad power remainder "
+    "reshape reverse round_nearest_afz round_nearest_even rsqrt select sign sine slice sqrt "
+    "subtract tanh transpose xor").split())
+
+
+def ops_named(module: ir.Module, names) -> list[ir.Operation]:
+    """Every op whose name is in `names`, in walk (post-)order, collected before any rewrite."""
+    names = frozenset([names] if isinstance(names, str) else names)
+    found = []
+
+    def collect(op):
+        if op.name in names:
+            found.append(op.operation if isinstance(op, ir.OpView) else op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(collect)
+    return found
+
+
+def producer(value: ir.Value) -> ir.Operation | None:
+    """The op that defines `value` (None for a block argument)."""
+    owner = value.owner
+    return owner.operation if isinstance(owner, ir.OpView) else None
+
+
+def producer_named(value: ir.Value, name: str) -> ir.Operation | None:
+    op = producer(value)
+    return op if op is not None and op.name == name else None
+
+
+def element_type_name(value: ir.Value) -> str:
+    """"f32", "bf16", "i32", "ui8", "i1", ... of a ranked tensor value."""
+    return str(ir.RankedTensorType(value.type).element_type)
+
+
+def shape(value: ir.Value) -> list[int]:
+    return list(ir.RankedTensorType(value.type).shape)
+
+
+def i64_list(attr) -> list[int]:
+    return [int(v) for v in ir.DenseI64ArrayAttr(attr)]
+
+
+def splat_value(value: ir.Value) -> float | int | bool | None:
+    """The scalar a splat constant holds (looking through reshape and broadcast_in_dim of
+    one), else None. Floats come back as Python floats with their sign (-0.0 stays -0.0)."""
+    op = producer(value)
+    while op is not None and op.name in ("stablehlo.reshape", "stablehlo.broadcast_in_dim"):
+        op = producer(op.operands[0])
+    if op is None or op.name != "stablehlo.constant":
+        return None
+    attr = ir.DenseElementsAttr(op.attributes["value"])
+    if not attr.is_splat:
+        return None
+    scalar = attr.get_splat_value()
+    if isinstance(scalar, ir.BoolAttr):
+        return bool(scalar.value)
+    if isinstance(scalar, ir.FloatAttr):
+        return float(scalar.value)
+    if isinstance(scalar, ir.IntegerAttr):
+        return int(scalar.value)
+    return None
+
+
+def is_negative_zero(x) -> bool:
+    return isinstance(x, float) and x == 0.0 and math.copysign(1.0, x) < 0
+
+
+def is_positive_zero(x) -> bool:
+    return isinstance(x, float) and x == 0.0 and math.copysign(1.0, x) > 0
+
+
+def constant_array(value: ir.Value, max_elements: int) -> np.ndarray | None:
+    """A constant's value as NumPy (splats stay 0-d, broadcast on use), or None when the
+    value is not a constant, holds more than `max_elements`, or has a type NumPy reads
+    poorly (bf16 and other non-NumPy floats: MLIR's buffer protocol rejects them)."""
+    op = producer_named(value, "stablehlo.constant")
+    if op is None:
+        return None
+    attr = ir.DenseElementsAttr(op.attributes["value"])
+    if attr.is_splat:
+        scalar = splat_value(value)
+        if scalar is None:
+            return None
+        dtype = numpy_dtype(element_type_name(value))
+        return None if dtype is None else np.asarray(scalar, dtype=dtype)
+    if int(np.prod(shape(value))) > max_elements or numpy_dtype(element_type_name(value)) is None:
+        return None
+    return np.array(attr)
+
+
+_NUMPY_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_,
+                "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+                "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64}
+
+
+def numpy_dtype(element_type: str):
+    """NumPy dtype for the MLIR element types a constant folder may compute in, else None."""
+    dtype = _NUMPY_TYPES.get(element_type)
+    return np.dtype(dtype) if dtype is not None else None
+
+
+def replace(op: ir.Operation, value: ir.Value) -> None:
+    """Point every use of `op`'s single result at `value`, then erase `op` (do not touch it after)."""
+    op.results[0].replace_all_uses_with(value)
+    op.erase()
+
+
+def erase_dead_ops(module: ir.Module) -> int:
+    """Erase pure StableHLO ops nobody reads; returns how many. One backward sweep: a
+    consumer comes after its producers in walk order, so erasing it first frees them."""
+    erased = 0
+    for op in reversed(ops_named(module, PURE_OPS)):
+        if all(len(list(r.uses)) == 0 for r in op.results):  # op is still alive: only it is erased
+            op.erase()
+            erased += 1
+    return erased
