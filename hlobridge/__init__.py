@@ -8,11 +8,13 @@ from .errors import (CompileError, GraphDefError, GraphError, HlobridgeError, In
 from .explain import explain
 from .graph import Graph, TensorRef, load_graph
 from .session import Session
+from .timeline import RunMetadata, RunOptions
 
 __version__ = "0.1.0"
 
 __all__ = [
     "runtime", "Session", "explain", "CompileOptions", "CompiledModel", "compile_graph", "lower_graph", "Graph",
+    "RunOptions", "RunMetadata",
     "TensorRef", "load_graph", "HlobridgeError", "GraphDefError", "GraphError",
     "UnsupportedOpsError", "ShapeInferenceError", "LoweringError", "CompileError", "InputError",
 ]

@@ -27,6 +27,8 @@ class Explanation:
     options: ClusterOptions
     clustering: Clustering
     nodes: list[str]  # the nodes that were considered, in graph order
+    # cluster -> fusion mode -> IREE's dispatch statistics (explain(..., dispatches=...))
+    dispatches: dict | None = None
 
     def to_dict(self) -> dict:
         g = self.graph
@@ -41,6 +43,8 @@ class Explanation:
                 "outputs": [str(r) for r in c.outputs],
                 "nodes": list(c.nodes),
             })
+            if self.dispatches is not None:
+                clusters[-1]["dispatches"] = self.dispatches.get(c.name, {})
         left_out = [{"node": n, "op": g.nodes[n].op, "reason": code, "message": REASONS[code]}
                     for n in self.nodes if (code := self.clustering.reasons.get(n))]
         return {"graph": g.source, "jit": self.options.jit,
@@ -67,6 +71,8 @@ class Explanation:
             if c["variables"]:
                 lines.append(f"  variables: {', '.join(c['variables'])}")
             lines.append(f"  outputs:   {', '.join(c['outputs']) or '-'}")
+            if "dispatches" in c:
+                lines.append(f"  dispatches: {_format_dispatches(c['dispatches'])}")
         if d["left_out"]:
             lines.append("\nnot compiled:")
             width = max(len(f"{e['node']} ({e['op']})") for e in d["left_out"])
@@ -75,9 +81,22 @@ class Explanation:
         return "\n".join(lines)
 
 
+def _format_dispatches(by_mode: dict) -> str:
+    """'hlobridge 13 (13 executables), iree 19 (19 executables)' or the error."""
+    if "error" in by_mode:
+        return f"unknown: {by_mode['error']}"
+    return ", ".join(f"{mode} {s['dispatches']} ({s['executables']} executables)" if "error" not in s
+                     else f"{mode} failed: {s['error'].splitlines()[0]}" for mode, s in by_mode.items())
+
+
 def explain(graph, *, jit: str = "auto", fetches=None, feeds=(), min_cluster_size: int = 4,
-            max_cluster_size: int | None = None) -> Explanation:
-    """Cluster `graph` as a Session with these options would, and say why for the rest."""
+            max_cluster_size: int | None = None, dispatches=None, input_shapes=None,
+            compile_options=None) -> Explanation:
+    """Cluster `graph` as a Session with these options would, and say why for the rest.
+
+    `dispatches` (fusion modes, e.g. ("hlobridge", "iree", "none")) also compiles every
+    cluster under each mode and reports IREE's dispatch counts (cluster_dispatches.py);
+    `input_shapes` ({tensor: dims}) fixes placeholder or fed shapes for that."""
     graph = load_graph(graph)
     options = ClusterOptions(jit, min_cluster_size, max_cluster_size)
     cut = {graph.tensor(f) for f in feeds}
@@ -90,5 +109,10 @@ def explain(graph, *, jit: str = "auto", fetches=None, feeds=(), min_cluster_siz
         nodes = graph.prune(targets, cut)
     clustering = mark_for_compilation(graph, nodes, cut=cut, fetched=fetched, options=options)
     considered = [n for n in graph.order if nodes is None or n in nodes]
-    return Explanation(graph, options, clustering, considered)
+    counts = None
+    if dispatches:
+        from .cluster_dispatches import cluster_dispatches
+        counts = cluster_dispatches(graph, clustering, nodes, cut=cut, input_shapes=input_shapes,
+                                    modes=tuple(dispatches), options=compile_options)
+    return Explanation(graph, options, clustering, considered, counts)
 

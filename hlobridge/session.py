@@ -28,15 +28,17 @@ import numpy as np
 from hlobridge.passes.mark_for_compilation import (JIT_MODES, ClusterOptions, Clustering,
                                                     mark_for_compilation)
 
-from . import dtypes
+from . import dtypes, timeline
 from .cluster_launch import ClusterLaunch, JitConfig
+from .clustering_dump import dump_if_flags_ask
 from .compile_cache import CompileCache
 from .compiler import CompileOptions
 from .errors import HlobridgeError, InputError
 from .graph import Graph, TensorRef, load_graph
 from .host import is_device_array, to_host
+from .interpreter import FunctionRunner, NodeStep, has_switches, run_step
 from .ops import registry
-from .ops.state import VariableAccess, VariableHandle, VariableStore
+from .ops.state import VariableHandle, VariableStore
 from .shape_inference import infer_specs, outputs_by_node
 from .spec import TensorSpec
 
@@ -50,20 +52,9 @@ def _target_options(device: str) -> CompileOptions:
 
 
 @dataclass
-class _NodeStep:
-    """A node run on its reference kernel."""
-
-    name: str
-    node: object
-    entry: object
-    out_specs: list
-    in_specs: list
-
-
-@dataclass
 class _Plan:
-    units: list  # _NodeStep | ClusterLaunch, in dependency order
-    steps: dict  # node name -> _NodeStep (also for cluster members: the fallback path)
+    units: list  # NodeStep | ClusterLaunch, in dependency order
+    steps: dict  # node name -> NodeStep (also for cluster members: the fallback path)
     constants: dict  # tensors whose value shape inference folded
     specs: dict
     fetch_refs: list[TensorRef]
@@ -117,12 +108,18 @@ class Session:
                               strict=jit == "strict", recompile_warning=recompile_warning,
                               events=self.compile_events)
         self.variables = VariableStore()
+        self._functions = FunctionRunner(self.graph.function_library, self.variables)
         self._plans: dict = {}
 
     # -- public API -------------------------------------------------------------------------
-    def run(self, fetches, feed_dict: dict | None = None):
+    def run(self, fetches, feed_dict: dict | None = None, options: timeline.RunOptions | None = None,
+            run_metadata: timeline.RunMetadata | None = None):
+        """`options=RunOptions(trace=True, trace_path=...)` records a timeline (hlobridge/timeline.py)."""
         structure, feeds, plan = self._plan_for(fetches, feed_dict)
-        values = self._execute(plan, feeds)
+        if options is not None and options.trace:
+            values = timeline.traced_execute(self, plan, feeds, options, run_metadata)
+        else:
+            values = self._execute(plan, feeds)
         return _rebuild(structure, [None if ref is None else values[ref] for ref in plan.fetch_refs])
 
     def clustering(self, fetches, feed_dict: dict | None = None) -> Clustering:
@@ -205,9 +202,11 @@ class Session:
         fetched = [r for r in fetch_refs if r is not None and r not in feeds]
         clustering = mark_for_compilation(graph, needed, cut=feeds, fetched=fetched,
                                           options=self.cluster_options)
+        dump_if_flags_ask(graph, clustering, needed)  # HLOBRIDGE_FLAGS="--dump-to=DIR"
         if self.jit == "strict":
             self._refuse_uncompiled(clustering)
         steps, constants, folded = {}, {}, set()
+        deadness = has_switches(graph, needed)
         for name in needed:
             node = graph.nodes[name]
             entry = registry.lookup(node.op)
@@ -215,7 +214,7 @@ class Session:
             if not entry.stateful and out_specs and all(s.value is not None for s in out_specs):
                 constants.update({TensorRef(name, i): s.value for i, s in enumerate(out_specs)})
                 folded.add(name)  # computed once, at plan time
-            steps[name] = _NodeStep(name, node, entry, out_specs, [specs[r] for r in node.inputs])
+            steps[name] = NodeStep(name, node, entry, out_specs, [specs[r] for r in node.inputs], deadness)
         launches = {c.name: ClusterLaunch(graph, c, specs, self._jit) for c in clustering.clusters}
         units = [launches.get(u) or steps[u] for u in self._unit_order(needed, feeds, clustering)
                  if u not in folded]
@@ -291,24 +290,5 @@ class Session:
         for r, v in zip(exe.written, results[n:]):
             self.variables.write(values[r], v)
 
-    def _run_node(self, step: _NodeStep, values: dict) -> None:
-        name, node, entry = step.name, step.node, step.entry
-        args = []
-        for i, r in enumerate(node.inputs):
-            v = values[r]
-            if isinstance(v, VariableHandle):
-                if i not in entry.ref_inputs and step.in_specs[i].dtype != dtypes.RESOURCE:
-                    v = self.variables.read_host(v, name)
-            elif is_device_array(v):  # a cluster's output: to the host once
-                v = values[r] = to_host(v)
-            args.append(v)
-        ctx = registry.OpContext(node, step.in_specs, step.out_specs,
-                                 VariableAccess(self.variables, node, args) if entry.stateful else None)
-        try:
-            results = registry.as_list(entry.kernel(ctx, *args))
-        except HlobridgeError:
-            raise
-        except Exception as e:  # a kernel failing on real data: name the node
-            raise HlobridgeError(f"node '{name}' ({node.op}) failed: {type(e).__name__}: {e}") from e
-        for i, v in enumerate(results):
-            values.setdefault(TensorRef(name, i), v)
+    def _run_node(self, step: NodeStep, values: dict) -> None:
+        run_step(step, values, self.variables, self._functions)

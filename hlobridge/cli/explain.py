@@ -4,17 +4,25 @@
     hlobridge-explain graph.pbtxt --json               # the same as JSON
     hlobridge-explain graph.pbtxt --jit manual         # as jit_scope() marks them
     hlobridge-explain graph.pbtxt --fetch train --fetch loss:0 --feed x:0   # one Session.run's plan
+    hlobridge-explain graph.pbtxt --dot clusters.dot   # Graphviz: clusters as boxes, reasons on the rest
+    hlobridge-explain graph.pbtxt --dump-to DIR        # before/after .pbtxt (as --tf_xla_clustering_debug) and .dot
+    hlobridge-explain graph.pbtxt --dispatches --input-shape x:0=32,784   # IREE dispatches per cluster
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
+from hlobridge.passes.fusion import MODES as FUSION_MODES
 from hlobridge.passes.mark_for_compilation import JIT_MODES
 
+from ..clustering_dump import dump_clustering
+from ..errors import HlobridgeError
 from ..explain import explain
-from .common import run_main
+from ..graphviz import clustered_graph_dot
+from .common import input_shapes, run_main
 
 PROG = "hlobridge-explain"
 
@@ -30,14 +38,38 @@ def parse_arguments(argv=None) -> argparse.Namespace:
                    help="a tensor that is fed in that run (repeatable)")
     p.add_argument("--min-cluster-size", type=int, default=4)
     p.add_argument("--max-cluster-size", type=int, default=None)
+    p.add_argument("--dot", default=None, metavar="FILE",
+                   help="write the clustered graph as Graphviz DOT (render: dot -Tpng FILE -o graph.png)")
+    p.add_argument("--dump-to", default=None, metavar="DIR",
+                   help="write the graph before and after clustering as .pbtxt (clustered nodes carry "
+                        "_XlaCluster, left-out ones _hlobridge_reason) and as .dot")
+    p.add_argument("--dispatches", nargs="?", const=",".join(FUSION_MODES), default=None, metavar="MODES",
+                   help="compile every cluster and show IREE's dispatch counts under these fusion "
+                        f"modes (comma-separated; default: {','.join(FUSION_MODES)})")
+    p.add_argument("--input-shape", action="append", default=[], metavar="NAME=DIMS",
+                   help="shape of a placeholder or fed tensor for --dispatches, e.g. x:0=32,784 (repeatable)")
     return p.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse_arguments(argv)
+    modes = [m.strip() for m in args.dispatches.split(",") if m.strip()] if args.dispatches else None
+    unknown = [m for m in modes or () if m not in FUSION_MODES]
+    if unknown:
+        raise HlobridgeError(f"--dispatches: unknown fusion mode(s) {', '.join(unknown)}; "
+                             f"choose from {', '.join(FUSION_MODES)}")
     result = explain(args.graph, jit=args.jit, fetches=args.fetch, feeds=args.feed,
-                     min_cluster_size=args.min_cluster_size, max_cluster_size=args.max_cluster_size)
+                     min_cluster_size=args.min_cluster_size, max_cluster_size=args.max_cluster_size,
+                     dispatches=modes, input_shapes=input_shapes(args.input_shape))
     print(result.to_json() if args.json else result)
+    nodes = None if args.fetch is None else result.nodes
+    try:
+        if args.dot:
+            Path(args.dot).write_text(clustered_graph_dot(result.graph, result.clustering, nodes))
+        if args.dump_to:
+            dump_clustering(args.dump_to, result.graph, result.clustering, nodes)
+    except OSError as e:
+        raise HlobridgeError(f"cannot write {e.filename}: {e.strerror}") from None
     return 0
 
 

@@ -1,0 +1,145 @@
+"""Timelines of `Session.run`, as TensorFlow's `RunOptions(trace_level=FULL_TRACE)` + timeline:
+
+    sess.run(fetches, feed, options=hlobridge.RunOptions(trace=True, trace_path="timeline.ctf.json"))
+
+writes a Chrome trace-event file (open it in chrome://tracing or https://ui.perfetto.dev): one
+complete event ("ph": "X") per cluster launch, per op run on its reference kernel and per
+cluster compile, with cluster names, op types and shapes in `args`, on one row each
+(threads named by metadata events). Pass `run_metadata=hlobridge.RunMetadata()` to get the
+same events in Python (`md.events`, `md.chrome_trace()`).
+
+A traced run executes the Session's own `_execute` on a `_TracedSession`, a stand-in whose
+two unit runners (`_launch`, `_run_node`) are timed wrappers; everything else is the
+session's. So an untraced run executes exactly the code it did before tracing existed:
+there is no "is tracing on?" check per op.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+from .graph import TensorRef
+
+# Timestamps are microseconds since this module was imported, so that the events of
+# several runs of one process line up.
+_ORIGIN = time.perf_counter()
+PID = 1
+RUN_TID, CLUSTER_TID, KERNEL_TID, COMPILE_TID = 1, 2, 3, 4
+THREAD_NAMES = {RUN_TID: "Session.run", CLUSTER_TID: "cluster launches (IREE)",
+                KERNEL_TID: "reference kernels (NumPy)", COMPILE_TID: "cluster compiles"}
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """`trace=True` records a timeline of the run; `trace_path` writes it as Chrome trace JSON."""
+
+    trace: bool = False
+    trace_path: str | os.PathLike | None = None
+
+
+class RunMetadata:
+    """Receives a traced run's events (each run replaces the previous one's)."""
+
+    def __init__(self):
+        self.events: list[dict] = []
+
+    def chrome_trace(self) -> dict:
+        return {"traceEvents": self.events, "displayTimeUnit": "ms"}
+
+    def write(self, path: str | os.PathLike) -> None:
+        Path(path).write_text(json.dumps(self.chrome_trace()))
+
+
+def _us(t: float) -> float:
+    return round((t - _ORIGIN) * 1e6, 3)
+
+
+def describe(value) -> str:
+    """'float32[32,1]' for an array (host or device), 'resource' for a variable handle."""
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is None or dtype is None:
+        return "resource" if type(value).__name__ == "VariableHandle" else type(value).__name__
+    return f"{dtype}[{','.join(str(d) for d in shape)}]"
+
+
+class Tracer:
+    """Collects trace events of one run."""
+
+    def __init__(self, process_name: str):
+        self.events: list[dict] = [
+            {"name": "process_name", "ph": "M", "pid": PID, "tid": 0, "args": {"name": process_name}}]
+        for tid, name in THREAD_NAMES.items():
+            self.events.append({"name": "thread_name", "ph": "M", "pid": PID, "tid": tid, "args": {"name": name}})
+            self.events.append({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": tid,
+                                "args": {"sort_index": tid}})
+
+    def complete(self, name: str, cat: str, tid: int, start: float, end: float, args: dict) -> None:
+        """A complete event from perf_counter() `start` to `end`."""
+        self.events.append({"name": name, "cat": cat, "ph": "X", "pid": PID, "tid": tid,
+                            "ts": _us(start), "dur": round((end - start) * 1e6, 3), "args": args})
+
+
+class _TracedSession:
+    """Stands in for the session during a traced `_execute`: times each unit; all other
+    attributes are the session's."""
+
+    def __init__(self, session, tracer: Tracer):
+        self._session = session
+        self._type = type(session)
+        self._tracer = tracer
+
+    def __getattr__(self, name):
+        return getattr(self._session, name)
+
+    def _launch(self, launch, plan, values) -> None:
+        compiles = len(self._session.compile_events)
+        inputs = [describe(values[r]) for r in launch.tensor_inputs]
+        events = len(self._tracer.events)
+        start = time.perf_counter()
+        self._type._launch(self, launch, plan, values)  # fallen-back members come back to _run_node
+        end = time.perf_counter()
+        fell_back = len(self._tracer.events) > events  # only kernel events come in during a launch
+        new = self._session.compile_events[compiles:]
+        for e in new:
+            self._tracer.complete(f"compile {e.cluster}", "compile", COMPILE_TID, e.started, e.started + e.seconds,
+                                  {"cluster": e.cluster, "source": e.source,
+                                   "shapes": [f"{d}[{','.join(map(str, s))}]" for d, s in e.shapes]})
+        self._tracer.complete(launch.name, "cluster", CLUSTER_TID, start, end, {
+            "cluster": launch.name, "ops": len(launch.nodes), "op_types": launch.cluster.op_histogram(launch.graph),
+            "inputs": dict(zip(map(str, launch.tensor_inputs), inputs)),
+            "variables": [str(r) for r in launch.resources],
+            "outputs": {str(r): describe(values[r]) for r in launch.outputs if r in values},
+            "compiled_now": [e.source for e in new],
+            "ran_on": "reference kernels (fallback)" if fell_back else "IREE"})
+
+    def _run_node(self, step, values) -> None:
+        inputs = [describe(values[r]) for r in step.node.inputs]
+        start = time.perf_counter()
+        self._type._run_node(self, step, values)
+        end = time.perf_counter()
+        outputs = [describe(values[TensorRef(step.name, i)]) for i in range(len(step.out_specs))
+                   if TensorRef(step.name, i) in values]
+        self._tracer.complete(step.node.op, "kernel", KERNEL_TID, start, end,
+                              {"name": step.name, "op": step.node.op, "inputs": inputs, "outputs": outputs})
+
+
+def traced_execute(session, plan, feeds: dict, options: RunOptions, run_metadata: RunMetadata | None) -> dict:
+    """`session._execute(plan, feeds)` with a timeline; writes it where `options` says."""
+    if options.trace_path is None and run_metadata is None:
+        raise InputError("RunOptions(trace=True) needs trace_path=... or a run_metadata to put the timeline in")
+    tracer = Tracer(f"hlobridge Session (jit={session.jit}, {session.device})")
+    start = time.perf_counter()
+    values = type(session)._execute(_TracedSession(session, tracer), plan, feeds)
+    end = time.perf_counter()
+    tracer.complete("Session.run", "run", RUN_TID, start, end,
+                    {"units": len(plan.units), "fetches": [str(r) for r in plan.fetch_refs if r is not None]})
+    metadata = run_metadata if run_metadata is not None else RunMetadata()
+    metadata.events = tracer.events
+    if options.trace_path is not None:
+        metadata.write(options.trace_path)
+    return values
