@@ -72,17 +72,20 @@ class CompileCache:
             h.update(b"\0")
         return h.hexdigest()[:32]
 
-    def get_or_compile(self, mlir_text: str, options: CompileOptions) -> tuple[bytes, str]:
-        """(vmfb, source) where source is "memory", "disk" or "compiled"."""
+    def get_or_compile(self, mlir_text: str, options: CompileOptions, dump=None) -> tuple[bytes, str]:
+        """(vmfb, source) where source is "memory", "disk" or "compiled"; `dump` receives
+        IREE's phases when it compiles (a cached binary has none to show)."""
         key = self.key(mlir_text, options)
-        if key in _MEMORY:
-            return _MEMORY[key], "memory"
         path = self.directory / f"{key}.vmfb" if self.directory else None
+        if key in _MEMORY:
+            if path is not None and not path.is_file():  # compiled for another cache dir
+                self._store(path, _MEMORY[key])
+            return _MEMORY[key], "memory"
         if path is not None and path.is_file():
             vmfb = path.read_bytes()
             _MEMORY[key] = vmfb
             return vmfb, "disk"
-        vmfb = compile_mlir(mlir_text, options)
+        vmfb = compile_mlir(mlir_text, options, dump)
         _MEMORY[key] = vmfb
         if path is not None:
             self._store(path, vmfb)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -17,14 +18,22 @@ from typing import Sequence
 from iree.compiler import CompilerToolError, compile_str
 
 from hlobridge.passes import pipeline
+from hlobridge.passes.dispatch_regions import without_regions
 
-from .errors import CompileError, HlobridgeError
+from . import iree_stats
+from .dump import Dumper
+from .errors import CompileError, FusionFallbackWarning, HlobridgeError
 from .graph import Graph, TensorRef, load_graph
+from .graphviz import dump_stablehlo_dot
 from .lowering import LoweredModule, lower_to_stablehlo
 from .shape_inference import infer_specs
 from .spec import TensorSpec
 
 TARGETS = ("llvm-cpu", "cuda")
+# IREE's compilation phases, dumped as iree-<phase> (--compile-to accepts each).
+IREE_PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow",
+               "stream", "executable-sources", "executable-configurations", "executable-targets",
+               "hal", "vm")
 # IREE 3.13 has no sm_90 entry (iree-org/iree#22147) and crashes on "hopper". sm_80 code
 # runs on A100 natively and on H100/H200 through the driver's PTX JIT.
 DEFAULT_CUDA_ARCH = "sm_80"
@@ -39,6 +48,13 @@ class CompileOptions:
     cpu_triple: str | None = None
     cuda_arch: str = DEFAULT_CUDA_ARCH
     extra_flags: Sequence[str] = ()
+    precision: str = "f32"  # "bf16"/"f16": compute f32 graphs in it (passes/reduce_precision.py)
+    # who forms dispatches: "hlobridge" (passes/fusion.py), "iree" (IREE alone) or "none" (one per op)
+    fusion: str = "iree"
+
+    def stages(self) -> tuple:
+        """hlobridge's IR pipeline (passes/pipeline.py) for these options."""
+        return pipeline.build(precision=self.precision, fusion=self.fusion)
 
     def iree_flags(self) -> list[str]:
         if self.target == "llvm-cpu":
@@ -57,35 +73,6 @@ class CompileOptions:
         return flags + list(self.extra_flags)
 
 
-class Dumper:
-    """Receives the IR after each stage: numbered files in `directory` (`00-graph.pbtxt`,
-    `01-shapes.txt`, ...) and/or a `sink(stage, text)` callback. Disabled when neither is set."""
-
-    def __init__(self, directory: str | os.PathLike | None = None, sink=None):
-        self.directory = Path(directory) if directory else None
-        self.sink = sink
-        self.count = 0
-        if self.directory:
-            self.directory.mkdir(parents=True, exist_ok=True)
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.directory or self.sink)
-
-    def __call__(self, stage: str, text: str | bytes, suffix: str = ".mlir") -> Path | None:
-        if self.sink:
-            self.sink(stage, text.decode() if isinstance(text, bytes) else text)
-        if not self.directory:
-            return None
-        path = self.directory / f"{self.count:02d}-{stage}{suffix}"
-        self.count += 1
-        if isinstance(text, bytes):
-            path.write_bytes(text)
-        else:
-            path.write_text(text)
-        return path
-
-
 @dataclass
 class CompiledModel:
     vmfb: bytes
@@ -93,6 +80,7 @@ class CompiledModel:
     options: CompileOptions
     stablehlo: str = ""
     dumps: list = field(default_factory=list)
+    stats: dict = field(default_factory=dict)  # IREE's dispatch statistics (iree_stats.py)
 
     @property
     def signature(self):
@@ -152,18 +140,26 @@ def input_specs(graph: Graph, in_refs: list[TensorRef], shapes: dict | None) -> 
     return feeds
 
 
-def compile_mlir(source: str | bytes, options: CompileOptions, dump: Dumper | None = None) -> bytes:
-    """StableHLO text or bytecode -> vmfb bytes, in the iree-compile subprocess."""
+def compile_mlir(source: str | bytes, options: CompileOptions, dump: Dumper | None = None,
+                 stats: dict | None = None) -> bytes:
+    """StableHLO text or bytecode -> vmfb bytes, in the iree-compile subprocess; a `stats`
+    dict receives IREE's dispatch statistics (iree_stats.py)."""
     tmp = None
     extra = options.iree_flags()
-    if dump is not None and dump.directory:
+    stats_dir = tempfile.TemporaryDirectory(prefix="hlobridge-stats-") if stats is not None else None
+    if stats_dir is not None:
+        extra += iree_stats.flags(Path(stats_dir.name) / "stats.json")
+    if dump is not None and dump.directory and any(dump.wants(f"iree-{p}") for p in IREE_PHASES):
         tmp = tempfile.mkdtemp(prefix="iree-phases-", dir=dump.directory)
         extra.append(f"--dump-compilation-phases-to={tmp}")
     try:
-        vmfb = compile_str(source, input_type="stablehlo", target_backends=[options.target],
-                           extra_args=extra)
-    except CompilerToolError as e:
-        raise CompileError(f"IREE failed to compile for {options.target}:\n{_short_diagnostics(str(e))}") from None
+        vmfb = _iree_compile(source, options, extra)
+    finally:
+        if stats_dir is not None:
+            stats_file = Path(stats_dir.name) / "stats.json"
+            if stats_file.exists():
+                stats.update(iree_stats.read(stats_file))
+            stats_dir.cleanup()
     if tmp:
         phases = sorted(Path(tmp).glob("*.mlir"), key=lambda p: int(p.name.split(".")[1]))
         for p in phases:
@@ -173,6 +169,29 @@ def compile_mlir(source: str | bytes, options: CompileOptions, dump: Dumper | No
     return vmfb
 
 
+def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]) -> bytes:
+    """compile_str; if IREE cannot compile hlobridge's dispatch regions (passes/fusion.py),
+    warn and compile the same module without them, as fusion="iree" would."""
+    def compile_once(src):
+        return compile_str(src, input_type="stablehlo", target_backends=[options.target], extra_args=extra)
+
+    try:
+        return compile_once(source)
+    except CompilerToolError as e:
+        error = f"IREE failed to compile for {options.target}:\n{_short_diagnostics(str(e))}"
+    plain = without_regions(source)
+    if plain is None:
+        raise CompileError(error)
+    cause = next((ln.strip() for ln in error.splitlines()[1:] if "error" in ln), "")[:300]
+    warnings.warn(FusionFallbackWarning(
+        f"IREE could not compile hlobridge's dispatch regions, so IREE formed the dispatches "
+        f"itself (as --fusion=iree). Cause: {cause}"), stacklevel=4)
+    try:
+        return compile_once(plain)
+    except CompilerToolError as e:
+        raise CompileError(f"IREE failed to compile for {options.target}:\n{_short_diagnostics(str(e))}") from None
+
+
 def _short_diagnostics(text: str, limit: int = 40) -> str:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     keep = [ln for ln in lines if "error" in ln.lower() or "note" in ln.lower()] or lines
@@ -180,21 +199,25 @@ def _short_diagnostics(text: str, limit: int = 40) -> str:
 
 
 def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
-                dump: Dumper | None = None) -> LoweredModule:
-    """Graph -> verified, simplified StableHLO (stages dumped to `dump`)."""
+                dump: Dumper | None = None, stages=pipeline.DEFAULT_STAGES) -> LoweredModule:
+    """Graph -> verified, simplified StableHLO: `stages` (passes/pipeline.py) run on the
+    lowered module, each dumped to `dump` (default: HLOBRIDGE_FLAGS' --dump-to, if any)."""
     graph = load_graph(graph)
-    dump = dump or Dumper()
+    dump = dump if dump is not None else Dumper.from_flags()
     in_refs, out_refs = resolve_io(graph, inputs, outputs)
     feeds = input_specs(graph, in_refs, input_shapes)
     needed = graph.ancestors([r.node for r in out_refs], stop=[r.node for r in in_refs if r in feeds])
     specs = infer_specs(graph, needed, feeds)
-    if dump.enabled:
+    if dump.wants("graph"):
         dump("graph", graph_text(graph), ".pbtxt")
+    if dump.wants("shapes"):
         dump("shapes", format_specs(graph, specs), ".txt")
     lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs)
     with lowered.context:
-        dump("stablehlo", lowered.module.operation.get_asm())
-        pipeline.run(lowered.module, dump=dump)
+        if dump.wants("stablehlo"):
+            dump("stablehlo", lowered.module.operation.get_asm())
+        pipeline.run(lowered.module, stages, dump=dump)
+        dump_stablehlo_dot(dump, lowered.module, str(graph.source))
     lowered.verify()
     return lowered
 
@@ -230,15 +253,19 @@ def format_specs(graph: Graph, specs: dict) -> str:
 
 
 def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
-                  options: CompileOptions | None = None, dump_dir=None) -> CompiledModel:
-    """The whole pipeline; `dump_dir` receives every stage's IR as numbered files."""
+                  options: CompileOptions | None = None, dump_dir=None,
+                  dump: Dumper | None = None) -> CompiledModel:
+    """The whole pipeline; `dump_dir` (or a `dump`) receives every stage's IR as numbered
+    files (default: HLOBRIDGE_FLAGS' --dump-to, if any)."""
     options = options or CompileOptions()
     options.iree_flags()  # validate before the slow part
-    dump = Dumper(dump_dir)
-    lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, dump=dump)
+    dump = dump if dump is not None else Dumper.from_flags(dump_dir)
+    lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, dump=dump,
+                          stages=options.stages())
     text = lowered.text()
-    vmfb = compile_mlir(text, options, dump)
-    return CompiledModel(vmfb, lowered, options, text)
+    stats = {"fusion": options.fusion}
+    vmfb = compile_mlir(text, options, dump, stats=stats)
+    return CompiledModel(vmfb, lowered, options, text, stats=stats)
 
 
 __all__ = ["CompileOptions", "CompiledModel", "compile_graph", "lower_graph", "compile_mlir",

@@ -101,7 +101,8 @@ def test_dump_ir_writes_every_stage_numbered(small_graph, tmp_path):
     assert compile_cli.main([str(small_graph / "g.pbtxt"), "-o", str(tmp_path / "m.vmfb"),
                              "--input-shape", "x=4,3", "--dump-ir", str(dumps)]) == 0
     names = sorted(p.name for p in dumps.iterdir())
-    assert names[:4] == ["00-graph.pbtxt", "01-shapes.txt", "02-stablehlo.mlir", "03-simplify.mlir"]
+    assert names[:4] == ["00-graph.pbtxt", "01-shapes.txt", "02-stablehlo.mlir", "03-simplify.inline.mlir"]
+    assert any(n.endswith("-simplify.mlir") for n in names)  # the stage, after its passes
     assert any(n.endswith("-iree-flow.mlir") for n in names)
     assert names[-1].endswith("-iree-vm.mlir")
     assert [int(n[:2]) for n in names] == list(range(len(names)))

@@ -3,14 +3,20 @@
     hlobridge-compile graph.pbtxt -o model.vmfb --input-shape images:0=4,32,32,3
     hlobridge-compile graph.pbtxt -o model_cuda.vmfb --target cuda
     hlobridge-compile graph.pbtxt --emit stablehlo -o -      # print the StableHLO
-    hlobridge-compile graph.pbtxt -o m.vmfb --dump-ir dumps/ # every stage, numbered
+    hlobridge-compile graph.pbtxt -o m.vmfb --dump-to dumps/ # every stage and pass, numbered
+    hlobridge-compile graph.pbtxt -o m.vmfb --dump-to dumps/ --dump-pass 'simplify|iree-flow'
+    hlobridge-compile graph.pbtxt -o m.vmfb --fusion none --stats stats.json  # dispatch counts
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
+
+from hlobridge.passes import pipeline
+from hlobridge.passes.fusion import MODES as FUSION_MODES
 
 from .. import compiler
 from ..compiler import CompileOptions, Dumper
@@ -33,8 +39,21 @@ def parse_arguments(argv=None) -> argparse.Namespace:
                    help=f"cuda target SM (default {compiler.DEFAULT_CUDA_ARCH}: runs on A100 and, "
                         "through PTX JIT, on H100; IREE 3.13 rejects sm_90)")
     p.add_argument("--emit", default="vmfb", choices=("vmfb", "stablehlo"))
-    p.add_argument("--dump-ir", default=None, metavar="DIR",
-                   help="write the IR after every stage to DIR as numbered files")
+    p.add_argument("--precision", default="f32", choices=pipeline.PRECISIONS,
+                   help="compute f32 graphs in bf16 or f16, accumulating dots, convolutions and "
+                        "reductions in f32 (default: f32, no change)")
+    p.add_argument("--fusion", default=CompileOptions.fusion, choices=FUSION_MODES,
+                   help="who forms IREE dispatches: hlobridge (our fusion pass), iree (IREE's own "
+                        "dispatch formation) or none (one dispatch per op) (default: %(default)s)")
+    p.add_argument("--stats", default=None, metavar="FILE",
+                   help="write IREE's dispatch statistics as JSON: dispatches (kernel launches per "
+                        "call), executables (distinct kernels), fills, copies")
+    p.add_argument("--dump-to", "--dump-ir", dest="dump_to", default=None, metavar="DIR",
+                   help="write the IR after every stage and pass to DIR as numbered files "
+                        "(default: HLOBRIDGE_FLAGS' --dump-to)")
+    p.add_argument("--dump-pass", default=None, metavar="REGEX",
+                   help="dump only the stages/passes whose name matches REGEX (e.g. "
+                        "'simplify', 'cse', 'iree-flow')")
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG",
                    help="extra flag passed to iree-compile (repeatable)")
     add_io_arguments(p)
@@ -44,18 +63,22 @@ def parse_arguments(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     args = parse_arguments(argv)
     options = CompileOptions(target=args.target, cpu=args.cpu, cpu_triple=args.cpu_triple,
-                             cuda_arch=args.cuda_arch, extra_flags=args.iree_flag)
+                             cuda_arch=args.cuda_arch, extra_flags=args.iree_flag,
+                             precision=args.precision, fusion=args.fusion)
     io = io_options(args)
+    dump = Dumper.from_flags(args.dump_to, args.dump_pass)
     if args.emit == "stablehlo":
-        lowered = compiler.lower_graph(args.graph, dump=Dumper(args.dump_ir), **io)
+        lowered = compiler.lower_graph(args.graph, dump=dump, stages=options.stages(), **io)
         text = lowered.text()
         if args.output == "-":
             sys.stdout.write(text)
         else:
             Path(args.output).write_text(text)
         return 0
-    model = compiler.compile_graph(args.graph, options=options, dump_dir=args.dump_ir, **io)
+    model = compiler.compile_graph(args.graph, options=options, dump=dump, **io)
     model.save(args.output)
+    if args.stats:
+        Path(args.stats).write_text(json.dumps(model.stats, indent=2) + "\n")
     sig = model.signature
     print(f"wrote {args.output} ({len(model.vmfb)} bytes, {args.target}): "
           f"{', '.join(n for n, _ in sig.inputs)} -> {', '.join(n for n, _ in sig.outputs)}",

@@ -1,0 +1,86 @@
+"""Dispatches per cluster: each cluster of a clustering lowered as the Session would lower it,
+compiled under one or more fusion modes, and IREE's statistics kept (iree_stats.py).
+
+This is what `explain(..., dispatches=...)` and `hlobridge-explain --dispatches` show. The
+shapes come from shape inference over the considered nodes, with placeholders (and fed
+tensors) taking their declared shapes or the ones given in `input_shapes`; a cluster whose
+input shapes stay unknown, or that reads a constant input inference could not compute, is
+reported with an error instead of numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .cluster_launch import ClusterLaunch, JitConfig
+from .compile_cache import CompileCache
+from .compiler import CompileOptions, compile_mlir
+from .errors import HlobridgeError
+from .graph import Graph, TensorRef
+from .shape_inference import infer_specs
+from .spec import TensorSpec
+
+PLACEHOLDERS = ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault")
+
+
+def _feed_specs(graph: Graph, nodes, cut, input_shapes: dict) -> dict:
+    shapes = {graph.tensor(k): tuple(v) for k, v in (input_shapes or {}).items()}
+    feeds = {}
+    for name in nodes:
+        node = graph.nodes[name]
+        if node.op in PLACEHOLDERS:
+            ref = TensorRef(name)
+            feeds[ref] = TensorSpec(node.attr("dtype"), shapes.get(ref, node.attr("shape", None)))
+    for ref in cut:  # fed tensors: the given shape, else a placeholder's declared one
+        node = graph.nodes[ref.node]
+        dtype = node.attr("dtype", None)
+        dtype = dtype if dtype is not None else node.attr("T")
+        declared = node.attr("shape", None) if node.op in PLACEHOLDERS else None
+        feeds[ref] = TensorSpec(dtype, shapes.get(ref, declared))
+    return feeds
+
+
+def _cluster_feeds(launch: ClusterLaunch, specs: dict) -> dict:
+    feeds = {}
+    for i, ref in enumerate(launch.tensor_inputs):
+        spec = specs.get(ref)
+        if spec is None or spec.shape is None or any(d is None for d in spec.shape):
+            raise HlobridgeError(f"the shape of input {ref} is unknown: give it with input_shapes "
+                                 f"(--input-shape {ref}=DIMS)")
+        value = spec.value if i in launch.value_inputs else None
+        if i in launch.value_inputs and value is None:
+            raise HlobridgeError(f"input {ref} is read as a constant and its value is only known "
+                                 "at run time")
+        feeds[ref] = TensorSpec(spec.dtype, tuple(spec.shape), value)
+    return feeds
+
+
+def cluster_dispatches(graph: Graph, clustering, nodes, *, cut=(), input_shapes=None,
+                       modes=("hlobridge", "iree", "none"),
+                       options: CompileOptions | None = None) -> dict[str, dict]:
+    """{cluster name: {mode: {"dispatches", "executables", ...} or {"error": message}}}."""
+    options = options or CompileOptions()
+    nodes = list(graph.order) if nodes is None else list(nodes)
+    try:
+        specs = infer_specs(graph, set(nodes), _feed_specs(graph, nodes, cut, input_shapes))
+    except HlobridgeError as e:
+        return {c.name: {"error": str(e)} for c in clustering.clusters}
+    config = JitConfig("cpu", options, CompileCache(False))
+    result = {}
+    for cluster in clustering.clusters:
+        launch = ClusterLaunch(graph, cluster, specs, config)
+        try:
+            feeds = _cluster_feeds(launch, specs)
+        except HlobridgeError as e:
+            result[cluster.name] = {"error": str(e)}
+            continue
+        per_mode = result[cluster.name] = {}
+        for mode in modes:
+            mode_options = replace(options, fusion=mode)
+            stats: dict = {}
+            try:
+                compile_mlir(launch.lower(feeds, mode_options.stages()).text(), mode_options, stats=stats)
+            except HlobridgeError as e:
+                stats = {"error": str(e)}
+            per_mode[mode] = stats
+    return result
