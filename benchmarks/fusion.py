@@ -42,20 +42,11 @@ CASES = ["seed_linreg_resource", "seed_linreg_ref", "seed_mnist_softmax", "mlp_a
 MODES = ("iree", "hlobridge", "none")
 
 
-def protocol(case: Case):
-    """(init fetch or None, init feeds, step fetches, step feeds)."""
-    meta = case.meta
-    if meta["kind"] == "train":
-        return meta["init_op"], case.init_feeds(), [meta["train_op"], meta["loss"]], case.step_feeds(0)
-    run = meta["runs"][0]
-    return None, {}, list(run["expected"]), {n: case.array(k) for n, k in run["feeds"].items()}
-
-
 def session(case: Case, mode: str, device: str) -> Session:
     target = "cuda" if device == "cuda" else "llvm-cpu"
     sess = Session(case.graph_path, jit="auto", device=device, cache_dir=False,
                    compile_options=CompileOptions(target=target, fusion=mode))
-    init, init_feeds, fetches, feeds = protocol(case)
+    init, init_feeds, fetches, feeds = case.first_run()
     if init:
         sess.run(init, init_feeds)
     sess.run(fetches, feeds)  # compiles
@@ -63,7 +54,7 @@ def session(case: Case, mode: str, device: str) -> Session:
 
 
 def dispatch_counts(case: Case) -> dict:
-    _, _, fetches, feeds = protocol(case)
+    _, _, fetches, feeds = case.first_run()
     result = explain(case.graph_path, fetches=fetches, feeds=list(feeds),
                      input_shapes={n: v.shape for n, v in feeds.items()}, dispatches=MODES)
     counts = {m: 0 for m in MODES}
@@ -75,7 +66,7 @@ def dispatch_counts(case: Case) -> dict:
 
 def bench_case(name: str, args) -> dict:
     case = Case.load(SHARED / name)
-    _, _, fetches, feeds = protocol(case)
+    _, _, fetches, feeds = case.first_run()
     sessions = {m: session(case, m, args.device) for m in MODES}
     for sess in sessions.values():
         for _ in range(args.warmup):

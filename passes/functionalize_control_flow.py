@@ -95,6 +95,15 @@ def _innermost(nodes: dict, frames: dict):
     raise GraphError(f"v1 control flow: frames {', '.join(sorted(frames))} enter each other")
 
 
+def _unique_name(nodes, base: str) -> str:
+    """`base`, or `base_N` with the first N that no node in `nodes` has."""
+    name, i = base, 0
+    while name in nodes:
+        i += 1
+        name = f"{base}_{i}"
+    return name
+
+
 @dataclass
 class _LoopVar:
     enter: Node
@@ -144,7 +153,7 @@ class _LoopRewrite:
         body_fn = self._function("body", body_set, body_args, rets, effects, remap)
 
         loop_types = [v.dtype for v in loop_vars] + [e.attrs["T"] for e in invariants]
-        name = self._unique(f"{self.frame.rsplit('/', 1)[0] if '/' in self.frame else self.frame}/While")
+        name = _unique_name(self.nodes, f"{self.frame.rsplit('/', 1)[0] if '/' in self.frame else self.frame}/While")
         entries = [v.enter for v in loop_vars] + invariants
         controls = sorted({c for e in entries for c in e.control_inputs})
         attrs = {"T": loop_types, "cond": FuncAttr(cond_fn.name, {}), "body": FuncAttr(body_fn.name, {}),
@@ -219,13 +228,6 @@ class _LoopRewrite:
                            effects)
         self.library.add(fn)
         return fn
-
-    def _unique(self, base: str) -> str:
-        name, i = base, 0
-        while name in self.nodes:
-            i += 1
-            name = f"{base}_{i}"
-        return name
 
 
 # -- conditionals -----------------------------------------------------------------------------------
@@ -327,7 +329,7 @@ class _CondRewrite:
         arg_names = list(args.values())
         controls = sorted({c for n in members for c in g.nodes[n].control_inputs
                            if c not in members and c not in entry_switches})
-        name = self._unique(f"{self.merges[0].rsplit('/', 1)[0] if '/' in self.merges[0] else self.merges[0]}/If")
+        name = _unique_name(self.nodes, f"{self.merges[0].rsplit('/', 1)[0] if '/' in self.merges[0] else self.merges[0]}/If")
         types = [g.nodes[m].attrs.get("T") for m in self.merges]
         placeholders = [Node(a, "Placeholder", [], [], "", {"dtype": _dtype_of(g.nodes[src.node]), "shape": None})
                         for src, a in args.items()]
@@ -387,13 +389,6 @@ class _CondRewrite:
                 todo.extend(p for p in [r.node for r in g.nodes[x].inputs] + g.nodes[x].control_inputs if p in members)
         effects = sorted(members - needed)
         return fn_nodes, fn_rets, effects
-
-    def _unique(self, base: str) -> str:
-        name, i = base, 0
-        while name in self.nodes:
-            i += 1
-            name = f"{base}_{i}"
-        return name
 
 
 # -- deadness ------------------------------------------------------------------------------------

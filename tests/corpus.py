@@ -40,6 +40,15 @@ class Case:
         return {v["initial_value_tensor"]: self.array(v["initial_value"]["npz"])
                 for v in self.meta["variables"] if "npz" in v.get("initial_value", {})}
 
+    def first_run(self):
+        """(init fetch or None, init feeds, fetches, feeds) of the first train step, or of the
+        first inference run: what a benchmark or a one-run check executes."""
+        meta = self.meta
+        if meta["kind"] == "train":
+            return meta["init_op"], self.init_feeds(), [meta["train_op"], meta["loss"]], self.step_feeds(0)
+        run = meta["runs"][0]
+        return None, {}, list(run["expected"]), {n: self.array(k) for n, k in run["feeds"].items()}
+
     def step_feeds(self, step: int) -> dict:
         """Step `step`'s feeds: each pool's rows, as the protocol says (batch_index, step_sizes)."""
         return {name: _batch(self.array(src["npz"]), self, step)

@@ -39,15 +39,6 @@ DISPATCHES = {
 }
 
 
-def _run(case: Case):
-    """(init fetch or None, init feeds, fetches, feeds) of the case's first run or train step."""
-    meta = case.meta
-    if meta["kind"] == "train":
-        return meta["init_op"], case.init_feeds(), [meta["train_op"], meta["loss"]], case.step_feeds(0)
-    run = meta["runs"][0]
-    return None, {}, list(run["expected"]), {n: case.array(k) for n, k in run["feeds"].items()}
-
-
 def test_every_corpus_graph_is_pinned(shared_graphs):
     assert {p.name for p in shared_graphs.iterdir() if (p / "case.json").exists()} == set(DISPATCHES)
 
@@ -55,7 +46,7 @@ def test_every_corpus_graph_is_pinned(shared_graphs):
 @pytest.mark.parametrize("name", sorted(DISPATCHES))
 def test_dispatch_counts(shared_graphs, name):
     case = Case.load(shared_graphs / name)
-    _, _, fetches, feeds = _run(case)
+    _, _, fetches, feeds = case.first_run()
     result = explain(case.graph_path, fetches=fetches, feeds=list(feeds),
                      input_shapes={n: v.shape for n, v in feeds.items()}, dispatches=MODES)
     counts = {m: sum(c[m]["dispatches"] for c in result.dispatches.values()) for m in MODES}
@@ -71,7 +62,7 @@ def _results(case: Case, mode: str, steps: int = 3) -> list:
                    compile_options=CompileOptions(fusion=mode))
     meta = case.meta
     if meta["kind"] == "train":
-        init, init_feeds, fetches, _ = _run(case)
+        init, init_feeds, fetches, _ = case.first_run()
         sess.run(init, init_feeds)
         out = [sess.run(fetches, case.step_feeds(s))[1] for s in range(steps)]
         return out + [sess.run(v["read_tensor"]) for v in meta["variables"]]
