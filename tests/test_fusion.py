@@ -200,3 +200,17 @@ def test_explain_without_shapes_says_which_input_needs_one(shared_graphs):
     (per_cluster,) = result.dispatches.values()
     assert "--input-shape" in per_cluster["error"]
     assert "dispatches: unknown" in str(result)
+
+
+@pytest.mark.parametrize("name", ["seed_mnist_softmax", "mlp_adam"])
+def test_regions_compile_for_cuda_with_the_same_counts(shared_graphs, name):
+    """Compile-only (no GPU needed): IREE's CUDA backend accepts our regions as they are, and
+    forms the same dispatches from them as llvm-cpu does."""
+    case = Case.load(shared_graphs / name)
+    _, _, fetches, feeds = case.first_run()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FusionFallbackWarning)
+        result = explain(case.graph_path, fetches=fetches, feeds=list(feeds),
+                         input_shapes={n: v.shape for n, v in feeds.items()}, dispatches=["hlobridge"],
+                         compile_options=CompileOptions(target="cuda"))
+    assert sum(c["hlobridge"]["dispatches"] for c in result.dispatches.values()) == DISPATCHES[name]["hlobridge"]
