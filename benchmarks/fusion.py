@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import add_timing_arguments, markdown_table  # noqa: E402
 from hlobridge.compiler import CompileOptions  # noqa: E402
 from hlobridge.explain import explain  # noqa: E402
 from hlobridge.session import Session  # noqa: E402
@@ -92,24 +93,20 @@ def table(rows: list[dict]) -> str:
     head = ["case", "iree ms/step", "hlobridge ms/step", "none ms/step", "hlobridge/iree", "none/iree"]
     has_counts = any("dispatches" in r for r in rows)
     head += ["dispatches (iree/hlobridge/none)"] if has_counts else []
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    table_rows = []
     for r in rows:
         cells = [r["case"], f"{r['iree_ms']:.3g}", f"{r['hlobridge_ms']:.3g}", f"{r['none_ms']:.3g}",
                  f"{r['hlobridge_vs_iree']:.2f}", f"{r['none_vs_iree']:.2f}"]
         if has_counts:
             d = r.get("dispatches", {})
             cells.append("/".join(str(d.get(m, "-")) for m in MODES))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        table_rows.append(cells)
+    return markdown_table(head, table_rows)
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("cases", nargs="*", default=CASES)
-    p.add_argument("--device", default="cpu-task", help="cpu-task (the Session default), cpu (local-sync) or cuda")
-    p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--warmup", type=int, default=3)
+    add_timing_arguments(p, CASES)
     p.add_argument("--counts", action="store_true", help="also report IREE's dispatch counts per mode")
     p.add_argument("--json-out", default=None)
     args = p.parse_args(argv)

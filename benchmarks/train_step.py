@@ -34,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import add_timing_arguments, markdown_table  # noqa: E402
 from hlobridge.compile_cache import clear_memory_cache  # noqa: E402
 from hlobridge.session import Session  # noqa: E402
 from tests.corpus import Case  # noqa: E402
@@ -100,24 +101,20 @@ def table(rows: list[dict]) -> str:
     head = ["case", "auto ms/step", "off ms/step", "auto vs off"]
     head += ["TF ms/step", "auto vs TF"] if has_tf else []
     head += ["cold start s", "warm start s"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    table_rows = []
     for r in rows:
         cells = [r["case"], f"{r['auto_ms']:.3g}", f"{r['off_ms']:.3g}", f"{r['speedup_vs_off']:.1f}x"]
         if has_tf:
             cells += [f"{r['tf_ms']:.3g}", f"{r['tf_ms'] / r['auto_ms']:.2f}x"] if "tf_ms" in r else ["-", "-"]
         cells += [f"{r['auto_cold_s']:.2f}", f"{r['auto_warm_s']:.2f}"]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        table_rows.append(cells)
+    return markdown_table(head, table_rows)
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("cases", nargs="*", default=CASES)
-    p.add_argument("--device", default="cpu-task", help="cpu-task (the Session default), cpu (local-sync) or cuda")
-    p.add_argument("--steps", type=int, default=20)
+    add_timing_arguments(p, CASES)
     p.add_argument("--off-steps", type=int, default=3)
-    p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--tf-python", default=os.environ.get("HLOBRIDGE_TF_PYTHON"),
                    help="a Python with TensorFlow, to time tf.compat.v1.Session on the same cases")
     p.add_argument("--json-out", default=None)

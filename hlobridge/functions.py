@@ -51,6 +51,15 @@ class FunctionGraph:
         return sorted(self.graph.prune([r.node for r in self.rets] + self.control_rets))
 
 
+def unique_name(taken, base: str) -> str:
+    """`base`, or `base_N` with the first N not in `taken` (names of nodes or functions)."""
+    name, i = base, 0
+    while name in taken:
+        i += 1
+        name = f"{base}_{i}"
+    return name
+
+
 class FunctionLibrary:
     """The FunctionDefs of a graph, instantiated on demand, plus functions built in Python
     (functionalized v1 control flow registers its loop bodies here)."""
@@ -70,11 +79,7 @@ class FunctionLibrary:
         self._graphs[fn.name] = fn
 
     def unique_name(self, base: str) -> str:
-        name, i = base, 0
-        while name in self:
-            i += 1
-            name = f"{base}_{i}"
-        return name
+        return unique_name(self, base)
 
     def get(self, name: str | FuncAttr) -> FunctionGraph:
         name = name.name if isinstance(name, FuncAttr) else name

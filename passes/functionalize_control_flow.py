@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hlobridge.errors import GraphError
-from hlobridge.functions import FunctionGraph
+from hlobridge.functions import FunctionGraph, unique_name
 from hlobridge.graph import FuncAttr, Graph, Node, TensorRef
 
 FRAME_OPS = {"Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration", "LoopCond"}
@@ -95,15 +95,6 @@ def _innermost(nodes: dict, frames: dict):
     raise GraphError(f"v1 control flow: frames {', '.join(sorted(frames))} enter each other")
 
 
-def _unique_name(nodes, base: str) -> str:
-    """`base`, or `base_N` with the first N that no node in `nodes` has."""
-    name, i = base, 0
-    while name in nodes:
-        i += 1
-        name = f"{base}_{i}"
-    return name
-
-
 @dataclass
 class _LoopVar:
     enter: Node
@@ -153,7 +144,7 @@ class _LoopRewrite:
         body_fn = self._function("body", body_set, body_args, rets, effects, remap)
 
         loop_types = [v.dtype for v in loop_vars] + [e.attrs["T"] for e in invariants]
-        name = _unique_name(self.nodes, f"{self.frame.rsplit('/', 1)[0] if '/' in self.frame else self.frame}/While")
+        name = unique_name(self.nodes, f"{self.frame.rsplit('/', 1)[0] if '/' in self.frame else self.frame}/While")
         entries = [v.enter for v in loop_vars] + invariants
         controls = sorted({c for e in entries for c in e.control_inputs})
         attrs = {"T": loop_types, "cond": FuncAttr(cond_fn.name, {}), "body": FuncAttr(body_fn.name, {}),
@@ -329,7 +320,7 @@ class _CondRewrite:
         arg_names = list(args.values())
         controls = sorted({c for n in members for c in g.nodes[n].control_inputs
                            if c not in members and c not in entry_switches})
-        name = _unique_name(self.nodes, f"{self.merges[0].rsplit('/', 1)[0] if '/' in self.merges[0] else self.merges[0]}/If")
+        name = unique_name(self.nodes, f"{self.merges[0].rsplit('/', 1)[0] if '/' in self.merges[0] else self.merges[0]}/If")
         types = [g.nodes[m].attrs.get("T") for m in self.merges]
         placeholders = [Node(a, "Placeholder", [], [], "", {"dtype": _dtype_of(g.nodes[src.node]), "shape": None})
                         for src, a in args.items()]

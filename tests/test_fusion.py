@@ -214,3 +214,18 @@ def test_regions_compile_for_cuda_with_the_same_counts(shared_graphs, name):
                          input_shapes={n: v.shape for n, v in feeds.items()}, dispatches=["hlobridge"],
                          compile_options=CompileOptions(target="cuda"))
     assert sum(c["hlobridge"]["dispatches"] for c in result.dispatches.values()) == DISPATCHES[name]["hlobridge"]
+
+
+def test_fusion_benchmark_reports_each_mode(capsys, tmp_path):
+    """benchmarks/fusion.py as a user runs it (one tiny timing block): a Markdown row per case
+    with every mode's time and the dispatch counts, and the same in --json-out."""
+    from benchmarks import fusion as bench
+    out = tmp_path / "fusion.json"
+    assert bench.main(["seed_linreg_ref", "--steps", "1", "--repeat", "1", "--warmup", "0", "--counts",
+                       "--device", "cpu", "--json-out", str(out)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].startswith("| case | iree ms/step | hlobridge ms/step | none ms/step")
+    assert table[2].startswith("| seed_linreg_ref |") and table[2].endswith("| 8/6/17 |")
+    (row,) = json.loads(out.read_text())
+    assert row["dispatches"] == {m: DISPATCHES["seed_linreg_ref"][m] for m in MODES}
+    assert all(row[f"{m}_ms"] > 0 for m in MODES)

@@ -1,0 +1,20 @@
+"""What the benchmark scripts share: their timing arguments and their Markdown tables."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_timing_arguments(p: argparse.ArgumentParser, cases: list[str]) -> None:
+    """The cases to run and how to time them, the same options in every benchmark."""
+    p.add_argument("cases", nargs="*", default=cases)
+    p.add_argument("--device", default="cpu-task", help="cpu-task (the Session default), cpu (local-sync) or cuda")
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=3)
+
+
+def markdown_table(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+    return "\n".join(lines)
