@@ -20,7 +20,6 @@ reference kernel.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +40,7 @@ from .ops import registry
 from .ops.state import VariableHandle, VariableStore
 from .shape_inference import infer_specs, outputs_by_node
 from .spec import TensorSpec
+from .toposort import ranked_topological_order
 
 # Reasons that jit="strict" refuses: the op itself cannot compile. (Graph inputs,
 # variables and trivial leftovers such as a lone Const are not computation.)
@@ -231,22 +231,7 @@ class Session:
             node = self.graph.nodes[name]
             preds = {r.node for r in node.inputs if r not in feeds} | set(node.control_inputs)
             deps.setdefault(u, set()).update(unit_of[p] for p in preds if p in needed and unit_of[p] != u)
-        users: dict[str, list] = {u: [] for u in deps}
-        for u, ds in deps.items():
-            for d in ds:
-                users[d].append(u)
-        waiting = {u: len(ds) for u, ds in deps.items()}
-        ready = [(rank[u], u) for u, n in waiting.items() if n == 0]
-        heapq.heapify(ready)
-        order = []
-        while ready:
-            _, u = heapq.heappop(ready)
-            order.append(u)
-            for v in users[u]:
-                waiting[v] -= 1
-                if waiting[v] == 0:
-                    heapq.heappush(ready, (rank[v], v))
-        return order
+        return ranked_topological_order(deps, rank)
 
     def _refuse_uncompiled(self, clustering: Clustering) -> None:
         refused = [(n, clustering.reasons[n]) for n in self.graph.order
@@ -258,11 +243,12 @@ class Session:
     # -- execution ---------------------------------------------------------------------------------
     def _execute(self, plan: _Plan, feeds: dict) -> dict:
         values: dict[TensorRef, object] = {**plan.constants, **feeds}
-        for unit in plan.units:
-            if isinstance(unit, ClusterLaunch):
-                self._launch(unit, plan, values)
-            else:
-                self._run_node(unit, values)
+        with np.errstate(all="ignore"):  # a kernel's inf or nan is the answer, as in TF: no warning
+            for unit in plan.units:
+                if isinstance(unit, ClusterLaunch):
+                    self._launch(unit, plan, values)
+                else:
+                    self._run_node(unit, values)
         fetched = {}
         for r in plan.fetch_refs:
             if r is None:

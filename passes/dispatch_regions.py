@@ -12,11 +12,12 @@ never create cycles between units (fusion_policy checks this), so such an order 
 
 from __future__ import annotations
 
-import heapq
 from typing import Sequence
 
 from iree.compiler import ir
 from iree.compiler.dialects import flow
+
+from hlobridge.toposort import ranked_topological_order
 
 
 def _owner(value: ir.Value) -> ir.Operation | None:
@@ -57,22 +58,8 @@ def reorder_units(block: ir.Block, unit_of: dict) -> None:
         for p in _operand_producers(o, block_ops):
             if key[p] != key[o]:
                 deps[key[o]].add(key[p])
-    users: dict = {k: [] for k in members}
-    for k, ds in deps.items():
-        for d in ds:
-            users[d].append(k)
     first = {k: index[ms[0]] for k, ms in members.items()}
-    waiting = {k: len(ds) for k, ds in deps.items()}
-    ready = [(first[k], k) for k, n in waiting.items() if n == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        _, k = heapq.heappop(ready)
-        order.append(k)
-        for u in users[k]:
-            waiting[u] -= 1
-            if waiting[u] == 0:
-                heapq.heappush(ready, (first[u], u))
+    order = ranked_topological_order(deps, first)
     if len(order) != len(members):
         raise ValueError("fusion groups form a cycle")
     for k in order:
@@ -85,14 +72,7 @@ def _topological(ops: list, block_ops: set, index: dict) -> list:
     have put an op after the ops that read it (a combined variadic reduce)."""
     inside = set(ops)
     deps = {o: {p for p in _operand_producers(o, block_ops) if p in inside} for o in ops}
-    done, order = set(), []
-    ready = sorted((o for o in ops if not deps[o]), key=index.__getitem__)
-    while ready:
-        o = ready.pop(0)
-        order.append(o)
-        done.add(o)
-        ready = sorted(set(ready) | {u for u in ops if u not in done and u not in ready
-                                     and deps[u] <= done}, key=index.__getitem__)
+    order = ranked_topological_order(deps, index)
     if len(order) != len(ops):
         raise ValueError("a fusion group has a cycle")
     return order
