@@ -78,8 +78,7 @@ def run_step(step: NodeStep, values: dict, variables, functions=None) -> None:
                              VariableAccess(variables, node, args) if entry.stateful else None,
                              functions)
     try:
-        with np.errstate(all="ignore"):  # IEEE results (inf, nan) are the answer, as in TF
-            results = registry.as_list(entry.kernel(ctx, *args))
+        results = registry.as_list(entry.kernel(ctx, *args))
     except HlobridgeError as e:
         if functions is not None and ctx.functions is not None and _runs_functions(node):
             e.args = (f"{e.args[0]}\n  in node '{name}' ({node.op})",) + e.args[1:]
