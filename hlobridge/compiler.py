@@ -173,23 +173,23 @@ def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]
     """compile_str; if IREE cannot compile hlobridge's dispatch regions (passes/fusion.py),
     warn and compile the same module without them, as fusion="iree" would."""
     def compile_once(src):
-        return compile_str(src, input_type="stablehlo", target_backends=[options.target], extra_args=extra)
+        try:
+            return compile_str(src, input_type="stablehlo", target_backends=[options.target], extra_args=extra)
+        except CompilerToolError as e:
+            raise CompileError(f"IREE failed to compile for {options.target}:\n{_short_diagnostics(str(e))}") from None
 
     try:
         return compile_once(source)
-    except CompilerToolError as e:
-        error = f"IREE failed to compile for {options.target}:\n{_short_diagnostics(str(e))}"
+    except CompileError as e:
+        error = e
     plain = without_regions(source)
     if plain is None:
-        raise CompileError(error)
-    cause = next((ln.strip() for ln in error.splitlines()[1:] if "error" in ln), "")[:300]
+        raise error
+    cause = next((ln.strip() for ln in str(error).splitlines()[1:] if "error" in ln), "")[:300]
     warnings.warn(FusionFallbackWarning(
         f"IREE could not compile hlobridge's dispatch regions, so IREE formed the dispatches "
         f"itself (as --fusion=iree). Cause: {cause}"), stacklevel=4)
-    try:
-        return compile_once(plain)
-    except CompilerToolError as e:
-        raise CompileError(f"IREE failed to compile for {options.target}:\n{_short_diagnostics(str(e))}") from None
+    return compile_once(plain)
 
 
 def _short_diagnostics(text: str, limit: int = 40) -> str:
