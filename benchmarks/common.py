@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
 
 def add_timing_arguments(p: argparse.ArgumentParser, cases: list[str]) -> None:
@@ -18,3 +20,10 @@ def markdown_table(head: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(cells) + " |" for cells in rows]
     return "\n".join(lines)
+
+
+def report(rows: list[dict], table: str, json_out: str | None) -> None:
+    """The Markdown table on stdout; every row as JSON too when asked."""
+    print(table)
+    if json_out:
+        Path(json_out).write_text(json.dumps(rows, indent=2))

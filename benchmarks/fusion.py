@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import add_timing_arguments, markdown_table  # noqa: E402
+from benchmarks.common import add_timing_arguments, markdown_table, report  # noqa: E402
 from hlobridge.compiler import CompileOptions  # noqa: E402
 from hlobridge.explain import explain  # noqa: E402
 from hlobridge.session import Session  # noqa: E402
@@ -114,9 +114,7 @@ def main(argv=None) -> int:
     for name in args.cases:
         rows.append(bench_case(name, args))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-    print(table(rows))
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(rows, indent=2))
+    report(rows, table(rows), args.json_out)
     return 0
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import add_timing_arguments, markdown_table  # noqa: E402
+from benchmarks.common import add_timing_arguments, markdown_table, report  # noqa: E402
 from hlobridge.compile_cache import clear_memory_cache  # noqa: E402
 from hlobridge.session import Session  # noqa: E402
 from tests.corpus import Case  # noqa: E402
@@ -125,9 +125,7 @@ def main(argv=None) -> int:
         for r in rows:
             if r["case"] in tf and tf[r["case"]].get("ms_per_step_median") is not None:
                 r["tf_ms"] = tf[r["case"]]["ms_per_step_median"]
-    print(table(rows))
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(rows, indent=2))
+    report(rows, table(rows), args.json_out)
     return 0
 
 
