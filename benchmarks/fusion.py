@@ -32,9 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import add_timing_arguments, markdown_table, report  # noqa: E402
-from hlobridge.compiler import CompileOptions  # noqa: E402
-from hlobridge.explain import explain  # noqa: E402
-from hlobridge.session import Session  # noqa: E402
+from hlobridge.compile.driver import CompileOptions  # noqa: E402
+from hlobridge.debug.explain import explain  # noqa: E402
+from hlobridge.runtime.session import Session  # noqa: E402
 from tests.corpus import Case  # noqa: E402
 
 SHARED = Path(os.environ.get("HLOBRIDGE_SHARED_GRAPHS", ROOT.parent / "shared" / "graphs"))

@@ -2,13 +2,13 @@
 
 from . import ops  # noqa: F401  (fills the op registry)
 from . import runtime
-from .compiler import CompileOptions, CompiledModel, compile_graph, lower_graph
-from .errors import (CompileError, GraphDefError, GraphError, HlobridgeError, InputError,
-                     LoweringError, ShapeInferenceError, UnsupportedOpsError)
-from .explain import explain
-from .graph import Graph, TensorRef, load_graph
-from .session import Session
-from .timeline import RunMetadata, RunOptions
+from .compile.driver import CompileOptions, CompiledModel, compile_graph, lower_graph
+from .errors import (CompileError, GraphDefError, GraphError, HlobridgeError, InputError, LoweringError,
+                     ShapeInferenceError, UnsupportedOpsError)
+from .debug.explain import explain
+from .frontend.graph import Graph, TensorRef, load_graph
+from .runtime.session import Session
+from .debug.timeline import RunMetadata, RunOptions
 
 __version__ = "0.1.0"
 

@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 
 from .errors import GraphError
-from .proto.schema import DATA_TYPE_VALUES
+from .frontend.proto.schema import DATA_TYPE_VALUES
 
 # DataType enum name (without DT_) -> numpy dtype, for every type with a numeric value.
 _NUMPY = {

@@ -8,7 +8,7 @@ SHARED_GRAPHS = Path(os.environ.get("HLOBRIDGE_SHARED_GRAPHS", ROOT.parent / "sh
 
 
 def pytest_collection_modifyitems(config, items):
-    from hlobridge.runtime import cuda_available
+    from hlobridge.runtime.module import cuda_available
     if os.environ.get("HLOBRIDGE_REQUIRE_CUDA") == "1":
         return  # the cuda preset: a missing GPU is a failure, not a skip
     if any("cuda" in item.keywords for item in items) and not cuda_available():

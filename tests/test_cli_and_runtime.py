@@ -10,7 +10,7 @@ import hlobridge
 from hlobridge import HlobridgeError, InputError
 from hlobridge.cli import compile as compile_cli
 from hlobridge.cli import opt as opt_cli
-from hlobridge.graph_builder import GraphBuilder
+from hlobridge.frontend.graph_builder import GraphBuilder
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def small_graph(tmp_path_factory):
     b.op("Square", [k], name="k2", T=np.int32)
     b.op("NoOp", [], name="init", control_inputs=[y])
     d = tmp_path_factory.mktemp("graph")
-    from hlobridge.graphdef import write_graphdef
+    from hlobridge.frontend.graphdef import write_graphdef
     write_graphdef(b.graph_def, d / "g.pbtxt")
     write_graphdef(b.graph_def, d / "g.pb")
     return d

@@ -7,11 +7,11 @@ from google.protobuf import text_format
 import hlobridge
 from hlobridge import Session, flags
 from hlobridge.cli import explain as explain_cli
-from hlobridge.clustering_dump import (CLUSTER_ATTR, OUTSIDE_PLAN, REASON_ATTR, after_graphdef,
-                                       before_graphdef, dump_clustering)
-from hlobridge.graph import load_graph
-from hlobridge.graphdef import read_graphdef
-from hlobridge.proto.schema import GraphDef
+from hlobridge.debug.clustering_dump import (CLUSTER_ATTR, OUTSIDE_PLAN, REASON_ATTR, after_graphdef,
+                                             before_graphdef, dump_clustering)
+from hlobridge.frontend.graph import load_graph
+from hlobridge.frontend.graphdef import read_graphdef
+from hlobridge.frontend.proto.schema import GraphDef
 
 from . import dot_check
 from .conftest import ROOT

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import hlobridge
-from hlobridge import compiler
+from hlobridge.compile import driver as compiler
 from hlobridge.errors import AssertionFailedError, GraphError
-from hlobridge.graph_builder import GraphBuilder
+from hlobridge.frontend.graph_builder import GraphBuilder
 
 from .corpus import Case, assert_matches
 
@@ -194,7 +194,7 @@ def test_call_to_a_missing_function_names_it():
     b = GraphBuilder()
     x = b.placeholder("x", F32, [2])
     b.op("PartitionedCall", [x], name="call", Tin=[np.dtype(F32)], Tout=[np.dtype(F32)],
-         f=hlobridge.graph.FuncAttr("nowhere", {}))
+         f=hlobridge.frontend.graph.FuncAttr("nowhere", {}))
     with pytest.raises(GraphError, match="function 'nowhere' is not in the graph's function library"):
         b.graph()
 

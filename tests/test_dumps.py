@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from hlobridge import flags
-from hlobridge.compile_cache import clear_memory_cache
-from hlobridge.compiler import compile_graph
-from hlobridge.dump import Dumper, numbered_subdirectory
+from hlobridge.compile.cache import clear_memory_cache
+from hlobridge.compile.driver import compile_graph
+from hlobridge.debug.dump import Dumper, numbered_subdirectory
 from hlobridge.errors import HlobridgeError
-from hlobridge.session import Session
+from hlobridge.runtime.session import Session
 
 from .corpus import Case
 

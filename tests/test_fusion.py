@@ -15,11 +15,11 @@ from iree.compiler import ir
 
 from hlobridge.cli import compile as compile_cli
 from hlobridge.cli import explain as explain_cli
-from hlobridge.compiler import CompileOptions, compile_mlir
+from hlobridge.compile.driver import CompileOptions, compile_mlir
 from hlobridge.errors import FusionFallbackWarning, HlobridgeError
-from hlobridge.explain import explain
-from hlobridge.passes import fusion
-from hlobridge.session import Session
+from hlobridge.debug.explain import explain
+from hlobridge.passes.ir import fusion
+from hlobridge.runtime.session import Session
 
 from .corpus import Case
 

@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 from google.protobuf import text_format
 
-from hlobridge import GraphDefError, GraphError, TensorRef, load_graph, tensor_proto
-from hlobridge.functions import CALL_OPS
-from hlobridge.passes.functionalize_control_flow import FRAME_OPS
-from hlobridge.graphdef import parse_binary, parse_text, read_graphdef
-from hlobridge.proto import schema
+from hlobridge import GraphDefError, GraphError, TensorRef, load_graph
+from hlobridge.frontend import tensor_proto
+from hlobridge.frontend.functions import CALL_OPS
+from hlobridge.passes.graph.functionalize_control_flow import FRAME_OPS
+from hlobridge.frontend.graphdef import parse_binary, parse_text, read_graphdef
+from hlobridge.frontend.proto import schema
 
 CASES = ["cnn_infer_bn", "cnn_train", "control_flow_v1", "mlp_adam", "seed_linreg_ref",
          "seed_linreg_resource", "seed_mnist_softmax", "tf2_function_graph"]

@@ -10,8 +10,8 @@ import pytest
 import hlobridge
 from hlobridge.cli import compile as compile_cli
 from hlobridge.cli import explain as explain_cli
-from hlobridge.compiler import lower_graph
-from hlobridge.graphviz import clustered_graph_dot, quote, stablehlo_dot
+from hlobridge.compile.driver import lower_graph
+from hlobridge.debug.graphviz import clustered_graph_dot, quote, stablehlo_dot
 
 from . import dot_check
 from .conftest import ROOT
@@ -143,7 +143,7 @@ def test_compile_dumps_the_final_stablehlo_as_dot(tmp_path):
 
 def test_a_session_dumps_each_cluster_compile_as_dot(tmp_path, monkeypatch):
     from hlobridge import Session, flags
-    from hlobridge.compile_cache import clear_memory_cache
+    from hlobridge.compile.cache import clear_memory_cache
 
     from .corpus import Case
 

@@ -12,7 +12,7 @@ import pytest
 from iree.compiler import compile_str, ir
 
 import iree.runtime as rt
-from hlobridge.passes import pipeline
+from hlobridge.passes.ir import pipeline
 
 SPECIAL = np.array([-0.0, 0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 3e38], np.float32)
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from hlobridge import HlobridgeError
-from hlobridge.cluster_launch import ClusterLaunch
-from hlobridge.compile_cache import clear_memory_cache
-from hlobridge.compiler import CompileOptions
+from hlobridge.runtime.cluster_launch import ClusterLaunch
+from hlobridge.compile.cache import clear_memory_cache
+from hlobridge.compile.driver import CompileOptions
 from hlobridge.errors import JitFallbackWarning, RecompilationWarning
-from hlobridge.session import Session
+from hlobridge.runtime.session import Session
 
 from .corpus import Case, check_inference
 
@@ -44,7 +44,7 @@ def test_new_batch_size_compiles_once_then_hits_the_cache(tmp_path):
 
 WARM_START = """
 import sys
-from hlobridge.session import Session
+from hlobridge.runtime.session import Session
 sys.path.insert(0, {root!r})
 from tests.test_jit import _case, _train_steps
 case = _case("linreg_batch")
@@ -197,7 +197,7 @@ def test_jit_off_compiles_nothing():
 def test_an_index_computed_from_a_feed_compiles_once_per_value():
     """x[p : p + 2]: the slice bounds are packed inside the cluster from the fed p, so p is
     read as a compile-time constant (TF's backwards const analysis) and each value compiles."""
-    from hlobridge.graph_builder import GraphBuilder
+    from hlobridge.frontend.graph_builder import GraphBuilder
     i32, f32 = np.dtype(np.int32), np.dtype(np.float32)
     b = GraphBuilder()
     x = b.placeholder("x", np.float32, [6, 4])

@@ -7,8 +7,8 @@ import pytest
 
 import hlobridge
 from hlobridge.cli import explain as explain_cli
-from hlobridge.graph_builder import GraphBuilder
-from hlobridge.passes.mark_for_compilation import ClusterOptions, mark_for_compilation
+from hlobridge.frontend.graph_builder import GraphBuilder
+from hlobridge.passes.graph.mark_for_compilation import ClusterOptions, mark_for_compilation
 
 from .corpus import Case
 

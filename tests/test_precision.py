@@ -11,7 +11,7 @@ import pytest
 
 import hlobridge
 from hlobridge.cli import compile as compile_cli
-from hlobridge.compiler import CompileOptions, compile_graph
+from hlobridge.compile.driver import CompileOptions, compile_graph
 from hlobridge.errors import HlobridgeError
 
 from .corpus import Case
@@ -109,8 +109,8 @@ def test_integer_sources_still_link_in_bf16():
     the precision stage leaves ops reading integer converts in f32, so this compiles."""
     from iree.compiler import ir
 
-    from hlobridge.compiler import compile_mlir
-    from hlobridge.passes import pipeline
+    from hlobridge.compile.driver import compile_mlir
+    from hlobridge.passes.ir import pipeline
     with ir.Context():
         module = ir.Module.parse(INTEGER_SOURCE)
         pipeline.run(module, pipeline.build("bf16"))

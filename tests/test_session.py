@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from hlobridge import HlobridgeError, InputError
-from hlobridge.graph_builder import GraphBuilder, Shape
-from hlobridge.session import Session
+from hlobridge.frontend.graph_builder import GraphBuilder, Shape
+from hlobridge.runtime.session import Session
 
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from hlobridge import InputError, RunMetadata, RunOptions, Session
-from hlobridge.cluster_launch import ClusterLaunch
-from hlobridge.compile_cache import clear_memory_cache
-from hlobridge.compiler import CompileOptions
+from hlobridge.runtime.cluster_launch import ClusterLaunch
+from hlobridge.compile.cache import clear_memory_cache
+from hlobridge.compile.driver import CompileOptions
 from hlobridge.errors import JitFallbackWarning
 
 from .corpus import Case

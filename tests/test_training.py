@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hlobridge.errors import JitFallbackWarning
-from hlobridge.session import Session
+from hlobridge.runtime.session import Session
 
 from .corpus import Case, judge_training, run_training
 

@@ -55,8 +55,8 @@ def census(out: Path, passes: str) -> None:
     import numpy as np
     from iree.compiler import ir
 
-    from hlobridge.passes import pipeline
-    from hlobridge.passes.ir_helpers import PURE_OPS, ops_named, producer_named
+    from hlobridge.passes.ir import pipeline
+    from hlobridge.passes.ir.ir_helpers import PURE_OPS, ops_named, producer_named
     COMPUTE_OPS = PURE_OPS - {"stablehlo.constant", "stablehlo.iota"}
     stages = [pipeline.lookup(n) for n in passes.split(",")]
     total, per_case = collections.Counter(), collections.Counter()

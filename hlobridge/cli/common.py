@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..compiler import parse_shape
+from ..compile.driver import parse_shape
 from ..errors import HlobridgeError
 
 

@@ -15,11 +15,11 @@ import json
 import sys
 from pathlib import Path
 
-from hlobridge.passes import pipeline
-from hlobridge.passes.fusion import MODES as FUSION_MODES
+from hlobridge.passes.ir import pipeline
+from hlobridge.passes.ir.fusion import MODES as FUSION_MODES
 
-from .. import compiler
-from ..compiler import CompileOptions, Dumper
+from ..compile import driver as compiler
+from ..compile.driver import CompileOptions, Dumper
 from .common import add_io_arguments, io_options, run_main
 
 PROG = "hlobridge-compile"

@@ -15,13 +15,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from hlobridge.passes.fusion import MODES as FUSION_MODES
-from hlobridge.passes.mark_for_compilation import JIT_MODES
+from hlobridge.passes.ir.fusion import MODES as FUSION_MODES
+from hlobridge.passes.graph.mark_for_compilation import JIT_MODES
 
-from ..clustering_dump import dump_clustering
+from ..debug.clustering_dump import dump_clustering
 from ..errors import HlobridgeError
-from ..explain import explain
-from ..graphviz import clustered_graph_dot
+from ..debug.explain import explain
+from ..debug.graphviz import clustered_graph_dot
 from .common import input_shapes, run_main
 
 PROG = "hlobridge-explain"

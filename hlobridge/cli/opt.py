@@ -19,10 +19,10 @@ from pathlib import Path
 
 from iree.compiler import CompilerToolError, compile_str, ir
 
-from hlobridge.passes import pipeline
+from hlobridge.passes.ir import pipeline
 
-from .. import compiler
-from ..compiler import CompileOptions
+from ..compile import driver as compiler
+from ..compile.driver import CompileOptions
 from ..errors import CompileError, HlobridgeError
 from .common import add_io_arguments, io_options, run_main
 

@@ -241,7 +241,7 @@ register("Assert", infer=lambda ctx: [], kernel=_assert_kernel, attrs=("T", "sum
 # -- v1 Switch / Merge (reference path with deadness) -------------------------------------------
 
 def _switch_kernel(ctx, data, pred):
-    from ..interpreter import DEAD
+    from ..runtime.interpreter import DEAD
     return [DEAD, data] if to_bool(pred) else [data, DEAD]
 
 
@@ -253,7 +253,7 @@ def _merge_infer(ctx):
 
 
 def _merge_kernel(ctx, *inputs):
-    from ..interpreter import DEAD
+    from ..runtime.interpreter import DEAD
     for i, v in enumerate(inputs):
         if v is not DEAD:
             return [v, np.array(i, np.int32)]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import dtypes
-from ..host import to_host
+from ..runtime.host import to_host
 from ..errors import InputError
 from ..spec import TensorSpec
 from .philox import GuardedPhilox

@@ -6,10 +6,10 @@ import pytest
 
 import hlobridge
 from hlobridge.errors import CheckNumericsError
-from hlobridge.graph_builder import GraphBuilder
+from hlobridge.frontend.graph_builder import GraphBuilder
 
-from hlobridge.graph_builder import Shape
-from hlobridge.testing import check_op
+from hlobridge.frontend.graph_builder import Shape
+from hlobridge.debug.testing import check_op
 
 from .cases import case, randn
 

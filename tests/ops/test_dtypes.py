@@ -10,12 +10,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from hlobridge import compiler, dtypes, runtime
+from hlobridge.compile import driver as compiler
+from hlobridge import dtypes, runtime
 from hlobridge.errors import LoweringError
-from hlobridge.graph_builder import GraphBuilder
+from hlobridge.frontend.graph_builder import GraphBuilder
 from hlobridge.ops import REGISTRY, elementwise, reductions, typesets
-from hlobridge.passes.mark_for_compilation import ClusterOptions, mark_for_compilation
-from hlobridge.testing import check_op, reference
+from hlobridge.passes.graph.mark_for_compilation import ClusterOptions, mark_for_compilation
+from hlobridge.debug.testing import check_op, reference
 
 UNARY = {**elementwise.UNARY, **elementwise.BOOL_UNARY, "LeakyRelu": None}
 BINARY = {**elementwise.BINARY, **elementwise.COMPARISONS, "AddN": None}

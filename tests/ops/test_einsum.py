@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from hlobridge.errors import ShapeInferenceError
-from hlobridge.graph import TensorRef
-from hlobridge.graph_builder import GraphBuilder
-from hlobridge.shape_inference import infer_specs
-from hlobridge.testing import check_op, reference
+from hlobridge.frontend.graph import TensorRef
+from hlobridge.frontend.graph_builder import GraphBuilder
+from hlobridge.analysis.shape_inference import infer_specs
+from hlobridge.debug.testing import check_op, reference
 
 from .cases import case, randn
 

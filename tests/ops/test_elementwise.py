@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hlobridge.ops import elementwise
-from hlobridge.testing import check_op
+from hlobridge.debug.testing import check_op
 
 from .cases import case, positive, randn
 

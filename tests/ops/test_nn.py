@@ -6,7 +6,7 @@ import pytest
 from hlobridge.errors import ShapeInferenceError
 from hlobridge.ops import nn
 from hlobridge.spec import TensorSpec
-from hlobridge.testing import check_op, reference
+from hlobridge.debug.testing import check_op, reference
 
 from .cases import RNG, case, positive, randn
 

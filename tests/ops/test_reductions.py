@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hlobridge.ops import reductions
-from hlobridge.testing import check_op, reference
+from hlobridge.debug.testing import check_op, reference
 
 from .cases import case, randn
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hlobridge.errors import InputError
-from hlobridge.testing import check_op, compiled, reference
+from hlobridge.debug.testing import check_op, compiled, reference
 
 from .cases import case, randn
 

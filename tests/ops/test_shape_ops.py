@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from hlobridge.graph import TensorRef
-from hlobridge.graph_builder import GraphBuilder
+from hlobridge.frontend.graph import TensorRef
+from hlobridge.frontend.graph_builder import GraphBuilder
 from hlobridge.ops import registry
-from hlobridge.shape_inference import infer_specs
-from hlobridge.testing import check_op, reference, single_op_graph
+from hlobridge.analysis.shape_inference import infer_specs
+from hlobridge.debug.testing import check_op, reference, single_op_graph
 
 from .cases import case, randn
 

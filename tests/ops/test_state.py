@@ -8,8 +8,8 @@ kernels (jit="off"); the variables and outputs must match.
 import numpy as np
 import pytest
 
-from hlobridge.graph_builder import GraphBuilder, Shape
-from hlobridge.session import Session
+from hlobridge.frontend.graph_builder import GraphBuilder, Shape
+from hlobridge.runtime.session import Session
 
 RNG = np.random.default_rng(7)
 SHAPE = (3, 4)

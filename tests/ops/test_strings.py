@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from hlobridge.errors import InputError, ShapeInferenceError
-from hlobridge.graph import TensorRef
-from hlobridge.graph_builder import GraphBuilder
+from hlobridge.frontend.graph import TensorRef
+from hlobridge.frontend.graph_builder import GraphBuilder
 from hlobridge.ops import registry
-from hlobridge.session import Session
-from hlobridge.shape_inference import infer_specs
-from hlobridge.testing import reference, single_op_graph
+from hlobridge.runtime.session import Session
+from hlobridge.analysis.shape_inference import infer_specs
+from hlobridge.debug.testing import reference, single_op_graph
 
 from ..corpus import Case
 

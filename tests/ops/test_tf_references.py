@@ -15,13 +15,14 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from hlobridge import compiler, runtime
-from hlobridge.graph import Graph
-from hlobridge.graph_builder import GraphBuilder, Shape
-from hlobridge.graphdef import parse_binary
+from hlobridge.compile import driver as compiler
+from hlobridge import runtime
+from hlobridge.frontend.graph import Graph
+from hlobridge.frontend.graph_builder import GraphBuilder, Shape
+from hlobridge.frontend.graphdef import parse_binary
 from hlobridge.ops import REGISTRY
-from hlobridge.session import Session
-from hlobridge.testing import compiled, reference
+from hlobridge.runtime.session import Session
+from hlobridge.debug.testing import compiled, reference
 
 DATA = np.load(Path(__file__).resolve().parents[1] / "data" / "op_references.npz")
 INDEX = json.loads(DATA["index"].tobytes())

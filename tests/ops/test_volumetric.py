@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hlobridge.errors import ShapeInferenceError
-from hlobridge.testing import check_op, reference
+from hlobridge.debug.testing import check_op, reference
 
 from .cases import case, randn
 

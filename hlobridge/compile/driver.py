@@ -17,17 +17,17 @@ from typing import Sequence
 
 from iree.compiler import CompilerToolError, compile_str
 
-from hlobridge.passes import pipeline
-from hlobridge.passes.dispatch_regions import without_regions
+from hlobridge.passes.ir import pipeline
+from hlobridge.passes.ir.dispatch_regions import without_regions
 
 from . import iree_stats
-from .dump import Dumper
-from .errors import CompileError, FusionFallbackWarning, HlobridgeError
-from .graph import Graph, TensorRef, load_graph
-from .graphviz import dump_stablehlo_dot
-from .lowering import LoweredModule, lower_to_stablehlo
-from .shape_inference import infer_specs
-from .spec import TensorSpec
+from ..debug.dump import Dumper
+from ..errors import CompileError, FusionFallbackWarning, HlobridgeError
+from ..frontend.graph import Graph, TensorRef, load_graph
+from ..debug.graphviz import dump_stablehlo_dot
+from ..lowering.driver import LoweredModule, lower_to_stablehlo
+from ..analysis.shape_inference import infer_specs
+from ..spec import TensorSpec
 
 TARGETS = ("llvm-cpu", "cuda")
 # IREE's compilation phases, dumped as iree-<phase> (--compile-to accepts each).
@@ -90,7 +90,7 @@ class CompiledModel:
         Path(path).write_bytes(self.vmfb)
 
     def load(self, device: str = "cpu"):
-        from . import runtime
+        from .. import runtime
         return runtime.load(self.vmfb, device=device)
 
 
@@ -226,7 +226,7 @@ def graph_text(graph: Graph) -> str:
     """The graph as GraphDef text, as TensorFlow would write it."""
     from google.protobuf import text_format
 
-    from .proto.schema import GraphDef
+    from ..frontend.proto.schema import GraphDef
     gd = GraphDef()
     gd.node.extend(n.node_def for n in graph.nodes.values())
     gd.library.CopyFrom(graph.library)

@@ -22,8 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
-from .graph import TensorRef
+from ..errors import InputError
+from ..frontend.graph import TensorRef
 
 # Timestamps are microseconds since this module was imported, so that the events of
 # several runs of one process line up.

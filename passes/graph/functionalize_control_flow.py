@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hlobridge.errors import GraphError
-from hlobridge.functions import FunctionGraph, unique_name
-from hlobridge.graph import FuncAttr, Graph, Node, TensorRef
+from hlobridge.frontend.functions import FunctionGraph, unique_name
+from hlobridge.frontend.graph import FuncAttr, Graph, Node, TensorRef
 
 FRAME_OPS = {"Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration", "LoopCond"}
 SWITCH_OPS = {"Switch", "RefSwitch"}

@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 
-from hlobridge.passes.mark_for_compilation import REASONS, Clustering
+from hlobridge.passes.graph.mark_for_compilation import REASONS, Clustering
 
-from .graph import Graph
+from ..frontend.graph import Graph
 
 # One pastel per reason, so a picture shows at a glance what kept nodes out.
 REASON_COLORS = {
@@ -221,7 +221,7 @@ def stablehlo_dot(module, title: str = "stablehlo") -> str:
 
 
 def dump_stablehlo_dot(dump, module, title: str = "stablehlo") -> None:
-    """Write the module as `graphviz.dot` through `dump` (a hlobridge.dump.Dumper) if it wants
+    """Write the module as `graphviz.dot` through `dump` (a hlobridge.debug.dump.Dumper) if it wants
     "graphviz" (every dump does, unless --dump-pass excludes it)."""
     if dump is not None and dump.wants("graphviz"):
         dump("graphviz", stablehlo_dot(module, title), ".dot")

@@ -21,13 +21,13 @@ from iree.compiler.dialects import func
 
 from hlobridge.dialects import stablehlo as hlo
 
-from . import dtypes
-from .errors import LoweringError, UnsupportedOpsError
-from .graph import Graph, TensorRef
-from .ops import registry, typesets
-from .ops.traced import Traced
-from .shape_inference import infer_specs, outputs_by_node
-from .spec import TensorSpec
+from .. import dtypes
+from ..errors import LoweringError, UnsupportedOpsError
+from ..frontend.graph import Graph, TensorRef
+from ..ops import registry, typesets
+from ..ops.traced import Traced
+from ..analysis.shape_inference import infer_specs, outputs_by_node
+from ..spec import TensorSpec
 
 SIGNATURE_KEY = "hlobridge.signature"
 

@@ -16,8 +16,8 @@ import os
 import re
 from pathlib import Path
 
-from . import flags
-from .errors import HlobridgeError
+from .. import flags
+from ..errors import HlobridgeError
 
 
 class Dumper:

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 
 
-from . import dtypes, tensor_proto
-from .errors import GraphError
+from .. import dtypes
+from . import tensor_proto
+from ..errors import GraphError
 from .graphdef import read_graphdef
 from .proto import schema
 
@@ -133,7 +134,7 @@ class Graph:
     def from_graphdef(cls, graph_def, source: str = "<graphdef>") -> "Graph":
         """The graph as hlobridge runs it: function calls inlined, v1 control flow
         functionalized where it can be (see functions.py and passes/functionalize_control_flow.py)."""
-        from hlobridge.passes.functionalize_control_flow import functionalize
+        from hlobridge.passes.graph.functionalize_control_flow import functionalize
 
         from .functions import inline_calls
         graph = cls((node_from_def(nd) for nd in graph_def.node), graph_def.library, source)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from google.protobuf import message, text_format
 
-from .errors import GraphDefError
+from ..errors import GraphDefError
 from .proto.schema import GraphDef
 
 TEXT_SUFFIXES = (".pbtxt", ".pbtext", ".txt", ".prototxt")

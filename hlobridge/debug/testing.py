@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import compiler, runtime
-from .graph_builder import GraphBuilder
-from .ops import registry
-from .shape_inference import infer_specs, outputs_by_node
+from ..compile import driver as compiler
+from .. import runtime
+from ..frontend.graph_builder import GraphBuilder
+from ..ops import registry
+from ..analysis.shape_inference import infer_specs, outputs_by_node
 
 
 def single_op_graph(op: str, inputs, attrs: dict, consts=()):

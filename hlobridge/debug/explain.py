@@ -15,10 +15,10 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 
-from hlobridge.passes.mark_for_compilation import (REASONS, VARIABLES, ClusterOptions, Clustering,
-                                                    mark_for_compilation)
+from hlobridge.passes.graph.mark_for_compilation import (REASONS, VARIABLES, ClusterOptions, Clustering,
+                                                         mark_for_compilation)
 
-from .graph import Graph, load_graph
+from ..frontend.graph import Graph, load_graph
 
 
 @dataclass

@@ -24,23 +24,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hlobridge.passes.mark_for_compilation import (JIT_MODES, ClusterOptions, Clustering,
-                                                    mark_for_compilation)
+from hlobridge.passes.graph.mark_for_compilation import (JIT_MODES, ClusterOptions, Clustering,
+                                                         mark_for_compilation)
 
-from . import dtypes, timeline
+from .. import dtypes
+from ..debug import timeline
 from .cluster_launch import ClusterLaunch, JitConfig
-from .clustering_dump import dump_if_flags_ask
-from .compile_cache import CompileCache
-from .compiler import CompileOptions
-from .errors import HlobridgeError, InputError
-from .graph import Graph, TensorRef, load_graph
+from ..debug.clustering_dump import dump_if_flags_ask
+from ..compile.cache import CompileCache
+from ..compile.driver import CompileOptions
+from ..errors import HlobridgeError, InputError
+from ..frontend.graph import Graph, TensorRef, load_graph
 from .host import is_device_array, to_host
 from .interpreter import FunctionRunner, NodeStep, has_switches, run_step
-from .ops import registry
-from .ops.state import VariableHandle, VariableStore
-from .shape_inference import infer_specs, outputs_by_node
-from .spec import TensorSpec
-from .toposort import ranked_topological_order
+from ..ops import registry
+from ..ops.state import VariableHandle, VariableStore
+from ..analysis.shape_inference import infer_specs, outputs_by_node
+from ..spec import TensorSpec
+from ..analysis.graph_algorithms import ranked_topological_order
 
 # Reasons that jit="strict" refuses: the op itself cannot compile. (Graph inputs,
 # variables and trivial leftovers such as a lone Const are not computation.)

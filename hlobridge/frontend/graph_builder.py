@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dtypes, tensor_proto
+from .. import dtypes
+from . import tensor_proto
 from .graph import FuncAttr, Graph
 from .proto import schema
 

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import iree.runtime as rt
 
-from . import dtypes
-from .errors import HlobridgeError, InputError
+from .. import dtypes
+from ..errors import HlobridgeError, InputError
 from .host import to_host
-from .lowering import SIGNATURE_KEY, Signature
+from ..lowering.driver import SIGNATURE_KEY, Signature
 
 DRIVERS = {"cpu": "local-sync", "cpu-sync": "local-sync", "cpu-task": "local-task",
            "local-sync": "local-sync", "local-task": "local-task", "cuda": "cuda"}

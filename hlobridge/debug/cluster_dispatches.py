@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .cluster_launch import ClusterLaunch, JitConfig
-from .compile_cache import CompileCache
-from .compiler import CompileOptions, compile_mlir
-from .errors import HlobridgeError
-from .graph import Graph, TensorRef
-from .shape_inference import infer_specs
-from .spec import TensorSpec
+from ..runtime.cluster_launch import ClusterLaunch, JitConfig
+from ..compile.cache import CompileCache
+from ..compile.driver import CompileOptions, compile_mlir
+from ..errors import HlobridgeError
+from ..frontend.graph import Graph, TensorRef
+from ..analysis.shape_inference import infer_specs
+from ..spec import TensorSpec
 
 PLACEHOLDERS = ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault")
 

@@ -24,14 +24,14 @@ from pathlib import Path
 
 from google.protobuf import text_format
 
-from hlobridge.passes.mark_for_compilation import Clustering
+from hlobridge.passes.graph.mark_for_compilation import Clustering
 
-from . import flags
+from .. import flags
 from .dump import numbered_subdirectory
-from .errors import HlobridgeError
-from .graph import Graph
+from ..errors import HlobridgeError
+from ..frontend.graph import Graph
 from .graphviz import clustered_graph_dot
-from .proto.schema import GraphDef
+from ..frontend.proto.schema import GraphDef
 
 CLUSTER_ATTR = "_XlaCluster"
 REASON_ATTR = "_hlobridge_reason"

@@ -24,8 +24,8 @@ from iree.compiler import ir
 
 from hlobridge.dialects import stablehlo as hlo
 
-from .ir_helpers import (element_type_name, erase_dead_ops, i64_list, is_negative_zero,
-                         is_positive_zero, ops_named, producer_named, replace, shape, splat_value)
+from .ir_helpers import (element_type_name, erase_dead_ops, i64_list, is_negative_zero, is_positive_zero,
+                         ops_named, producer_named, replace, shape, splat_value)
 
 _FLOATS = ("bf16", "f16", "f32", "f64")
 # Converts A -> B that are exact for every value of A, so converting back gives x again.

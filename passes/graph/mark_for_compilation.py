@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hlobridge import dtypes
-from hlobridge.graph import FuncAttr, Graph, TensorRef
+from hlobridge.frontend.graph import FuncAttr, Graph, TensorRef
 from hlobridge.ops import registry, typesets
 
 from .functionalize_control_flow import maybe_dead

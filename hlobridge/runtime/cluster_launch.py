@@ -20,21 +20,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hlobridge.passes import pipeline
-from hlobridge.passes.mark_for_compilation import VARIABLES, Cluster
+from hlobridge.passes.ir import pipeline
+from hlobridge.passes.graph.mark_for_compilation import VARIABLES, Cluster
 
-from . import dtypes, runtime
-from .compile_cache import CompileCache
-from .compiler import CompileOptions, format_specs
-from .dump import Dumper, cluster_dumper
-from .errors import HlobridgeError, JitFallbackWarning, RecompilationWarning
-from .graph import Graph, TensorRef
-from .graphviz import dump_stablehlo_dot
+from .. import dtypes, runtime
+from ..compile.cache import CompileCache
+from ..compile.driver import CompileOptions, format_specs
+from ..debug.dump import Dumper, cluster_dumper
+from ..errors import HlobridgeError, JitFallbackWarning, RecompilationWarning
+from ..frontend.graph import Graph, TensorRef
+from ..debug.graphviz import dump_stablehlo_dot
 from .host import to_host
-from .lowering import lower_to_stablehlo
-from .ops import registry
-from .shape_inference import infer_specs
-from .spec import TensorSpec
+from ..lowering.driver import lower_to_stablehlo
+from ..ops import registry
+from ..analysis.shape_inference import infer_specs
+from ..spec import TensorSpec
 
 
 @dataclass

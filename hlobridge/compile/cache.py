@@ -20,7 +20,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from .compiler import CompileOptions, compile_mlir
+from .driver import CompileOptions, compile_mlir
 
 _MEMORY: dict[str, bytes] = {}  # process-wide: sessions share compiled clusters
 

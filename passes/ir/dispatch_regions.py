@@ -17,7 +17,7 @@ from typing import Sequence
 from iree.compiler import ir
 from iree.compiler.dialects import flow
 
-from hlobridge.toposort import ranked_topological_order
+from hlobridge.analysis.graph_algorithms import ranked_topological_order
 
 
 def _owner(value: ir.Value) -> ir.Operation | None:

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dtypes
-from .errors import HlobridgeError
-from .graph import FuncAttr, TensorRef
+from .. import dtypes
+from ..errors import HlobridgeError
+from ..frontend.graph import FuncAttr, TensorRef
 from .host import is_device_array, to_host
-from .ops import registry
-from .ops.state import VariableAccess, VariableHandle
+from ..ops import registry
+from ..ops.state import VariableAccess, VariableHandle
 
 
 class _Dead:
@@ -125,8 +125,8 @@ class FunctionRunner:
         return results
 
     def _plan(self, fn, args) -> list[NodeStep]:
-        from .shape_inference import infer_specs, outputs_by_node
-        from .spec import TensorSpec
+        from ..analysis.shape_inference import infer_specs, outputs_by_node
+        from ..spec import TensorSpec
         feeds = {TensorRef(a, 0): _arg_spec(v) for a, v in zip(fn.args, args)}
         needed = set(fn.targets())
         specs = infer_specs(fn.graph, needed, feeds)
@@ -154,7 +154,7 @@ def _arg_key(value):
 
 
 def _arg_spec(value):
-    from .spec import TensorSpec
+    from ..spec import TensorSpec
     if isinstance(value, VariableHandle):
         return TensorSpec(dtypes.RESOURCE, (), handle=(value.dtype, value.shape))
     value = np.asarray(value)

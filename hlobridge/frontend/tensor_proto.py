@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
-from .errors import GraphError
+from .. import dtypes
+from ..errors import GraphError
 from .proto import schema
 
 # numpy dtype name -> the typed field TensorFlow uses for it.

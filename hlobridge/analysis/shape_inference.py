@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ShapeInferenceError, UnsupportedOpsError
-from .graph import Graph, TensorRef
-from .ops import registry
-from .spec import TensorSpec
+from ..errors import ShapeInferenceError, UnsupportedOpsError
+from ..frontend.graph import Graph, TensorRef
+from ..ops import registry
+from ..spec import TensorSpec
 
 # Folding runs a NumPy kernel at compile time; keep it to small tensors.
 FOLD_ELEMENT_LIMIT = 1 << 16

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import dtypes
-from .errors import GraphError
+from .. import dtypes
+from ..errors import GraphError
 from .graph import FuncAttr, Graph, Node, TensorRef, decode_attr
-from .ops import registry
+from ..ops import registry
 from .proto import schema
 
 CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
@@ -99,7 +99,7 @@ class FunctionLibrary:
 
     def infer(self, name: str | FuncAttr, in_specs: list) -> list:
         """The specs of the function's results for arguments of `in_specs` (cached)."""
-        from .shape_inference import infer_specs
+        from ..analysis.shape_inference import infer_specs
         fn = self.get(name)
         key = (fn.name, tuple(_spec_key(s) for s in in_specs))
         out = self._inferred.get(key)
@@ -114,7 +114,7 @@ class FunctionLibrary:
 
     def call(self, name: str | FuncAttr, args: list) -> list:
         """Run the function on reference kernels, without variables (constant folding)."""
-        from .interpreter import FunctionRunner
+        from ..runtime.interpreter import FunctionRunner
         return FunctionRunner(self, None).call(name, args)
 
     def output_count(self, name: str) -> int:
