@@ -6,7 +6,8 @@ from .compile.driver import CompileOptions, CompiledModel, compile_graph, lower_
 from .errors import (CompileError, GraphDefError, GraphError, HlobridgeError, InputError, LoweringError,
                      ShapeInferenceError, UnsupportedOpsError)
 from .debug.explain import explain
-from .frontend.graph import Graph, TensorRef, load_graph
+from .frontend.graph import Graph, TensorRef
+from .frontend.load import load_graph
 from .runtime.session import Session
 from .debug.timeline import RunMetadata, RunOptions
 

@@ -9,7 +9,7 @@ from hlobridge import Session, flags
 from hlobridge.cli import explain as explain_cli
 from hlobridge.debug.clustering_dump import (CLUSTER_ATTR, OUTSIDE_PLAN, REASON_ATTR, after_graphdef,
                                              before_graphdef, dump_clustering)
-from hlobridge.frontend.graph import load_graph
+from hlobridge.frontend.load import load_graph
 from hlobridge.frontend.graphdef import read_graphdef
 from hlobridge.frontend.proto.schema import GraphDef
 

@@ -1,14 +1,30 @@
-"""Dependency order with a stable tie-break, for anything that reorders units of work.
+"""The graph algorithms every stage shares, written once: reachability and dependency order.
 
-The Session orders clusters and lone nodes, the fusion pass orders dispatch regions and the ops
-inside one; each wants producers first and, among the ready units, the one that came first
-before (so the result reads like the input, and is deterministic).
+`reachable` is the one worklist closure: the graph's ancestors and per-run pruning, the nodes a
+lowered function needs, the members of a v1 loop frame or conditional branch, the fusion
+policy's paths between ops, and TF's backwards const analysis all walk it, each with its own
+notion of "next". `ranked_topological_order` orders units of work: the Session orders clusters
+and lone nodes, the fusion pass orders dispatch regions and the ops inside one; each wants
+producers first and, among the ready units, the one that came first before (so the result
+reads like the input, and is deterministic).
 """
 
 from __future__ import annotations
 
 import heapq
-from typing import Hashable, Iterable, Mapping
+from typing import Callable, Hashable, Iterable, Mapping
+
+
+def reachable(starts: Iterable[Hashable], successors: Callable[[Hashable], Iterable[Hashable]]) -> set:
+    """Every key reachable from `starts` (included) by repeatedly following `successors`.
+    Order-free (a depth-first worklist); each key is expanded once."""
+    seen, todo = set(), list(starts)
+    while todo:
+        key = todo.pop()
+        if key not in seen:
+            seen.add(key)
+            todo.extend(successors(key))
+    return seen
 
 
 def ranked_topological_order(deps: Mapping[Hashable, Iterable[Hashable]], rank: Mapping) -> list:

@@ -6,6 +6,10 @@ shape and every constant the compile saw), the IREE flags and the IREE version, 
 cluster seen with a new batch size compiles once, and a second process with the same
 graph and shapes starts warm from the disk.
 
+Compiled binaries are also kept in memory, in one `MemoryCache` per process by default
+(`PROCESS_MEMORY`): sessions of one process share what they compiled. A cache built with its
+own `memory` keeps to itself.
+
 The disk cache lives in `$HLOBRIDGE_CACHE_DIR`, else `$XDG_CACHE_HOME/hlobridge`, else
 `~/.cache/hlobridge`; `cache_dir=False` disables it. Entries are written atomically
 (write to a temporary name, then rename), so concurrent processes never read half a file.
@@ -20,12 +24,19 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from .driver import CompileOptions, compile_mlir
+from .iree import compile_mlir
+from .options import CompileOptions
 
-_MEMORY: dict[str, bytes] = {}  # process-wide: sessions share compiled clusters
+
+class MemoryCache(dict):
+    """vmfb bytes by cache key, held in memory."""
+
+
+PROCESS_MEMORY = MemoryCache()  # the default: sessions of one process share compiled clusters
 
 
 def default_cache_dir() -> Path:
+    """$HLOBRIDGE_CACHE_DIR, else $XDG_CACHE_HOME/hlobridge, else ~/.cache/hlobridge."""
     if os.environ.get("HLOBRIDGE_CACHE_DIR"):
         return Path(os.environ["HLOBRIDGE_CACHE_DIR"])
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -56,7 +67,8 @@ def _host_cpu() -> str:
 class CompileCache:
     """vmfb bytes by key; `get_or_compile` says where each came from."""
 
-    def __init__(self, directory: str | os.PathLike | bool | None = None):
+    def __init__(self, directory: str | os.PathLike | bool | None = None, memory: MemoryCache | None = None):
+        self.memory = PROCESS_MEMORY if memory is None else memory
         if directory is False:
             self.directory = None
         else:
@@ -64,6 +76,7 @@ class CompileCache:
 
     @staticmethod
     def key(mlir_text: str, options: CompileOptions) -> str:
+        """The hash of what determines the binary (see the module docstring)."""
         h = hashlib.sha256()
         flags = [options.target] + options.iree_flags()
         host = _host_cpu() if any(f.endswith("=host") for f in flags) else ""
@@ -77,16 +90,16 @@ class CompileCache:
         IREE's phases when it compiles (a cached binary has none to show)."""
         key = self.key(mlir_text, options)
         path = self.directory / f"{key}.vmfb" if self.directory else None
-        if key in _MEMORY:
+        if key in self.memory:
             if path is not None and not path.is_file():  # compiled for another cache dir
-                self._store(path, _MEMORY[key])
-            return _MEMORY[key], "memory"
+                self._store(path, self.memory[key])
+            return self.memory[key], "memory"
         if path is not None and path.is_file():
             vmfb = path.read_bytes()
-            _MEMORY[key] = vmfb
+            self.memory[key] = vmfb
             return vmfb, "disk"
         vmfb = compile_mlir(mlir_text, options, dump)
-        _MEMORY[key] = vmfb
+        self.memory[key] = vmfb
         if path is not None:
             self._store(path, vmfb)
         return vmfb, "compiled"
@@ -104,5 +117,5 @@ class CompileCache:
 
 
 def clear_memory_cache() -> None:
-    """Forget compiled clusters held in memory (tests use it to show disk-cache hits)."""
-    _MEMORY.clear()
+    """Forget compiled clusters held in this process's memory (tests use it to show disk-cache hits)."""
+    PROCESS_MEMORY.clear()

@@ -1,80 +1,42 @@
 """The compiler driver: GraphDef -> shapes -> StableHLO -> simplified StableHLO -> vmfb.
 
-Each stage can be stopped at and dumped (numbered files, one per stage). IREE runs
-as the `iree-compile` subprocess (`compile_str`), so a crash inside IREE is an
-error message, not a dead Python process (see iree-notes).
+Each stage can be stopped at and dumped (numbered files, one per stage). The options live in
+options.py, the iree-compile invocation in iree.py; both are re-exported here, where the
+public API (`compile_graph`, `lower_graph`, `CompileOptions`) has always been.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import tempfile
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from iree.compiler import CompilerToolError, compile_str
+from google.protobuf import text_format
 
 from hlobridge.passes.ir import pipeline
-from hlobridge.passes.ir.dispatch_regions import without_regions
 
-from . import iree_stats
-from ..debug.dump import Dumper
-from ..errors import CompileError, FusionFallbackWarning, HlobridgeError
-from ..frontend.graph import Graph, TensorRef, load_graph
-from ..debug.graphviz import dump_stablehlo_dot
-from ..lowering.driver import LoweredModule, lower_to_stablehlo
 from ..analysis.shape_inference import infer_specs
+from ..debug.dump import Dumper
+from ..debug.graphviz import dump_stablehlo_dot
+from ..errors import HlobridgeError
+from ..frontend.functions import library_of
+from ..frontend.graph import Graph, TensorRef
+from ..frontend.load import load_graph
+from ..frontend.proto.schema import GraphDef
+from ..lowering.driver import LoweredModule, lower_to_stablehlo
+from ..ops.kinds import GRAPH_INPUTS
+from ..runtime.interpreter import FunctionRunner
+from ..runtime.module import load as load_module
 from ..spec import TensorSpec
-
-TARGETS = ("llvm-cpu", "cuda")
-# IREE's compilation phases, dumped as iree-<phase> (--compile-to accepts each).
-IREE_PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow",
-               "stream", "executable-sources", "executable-configurations", "executable-targets",
-               "hal", "vm")
-# IREE 3.13 has no sm_90 entry (iree-org/iree#22147) and crashes on "hopper". sm_80 code
-# runs on A100 natively and on H100/H200 through the driver's PTX JIT.
-DEFAULT_CUDA_ARCH = "sm_80"
-# Portable CPU defaults: "host" tunes for this machine; cross triples for AOT elsewhere.
-CPU_TRIPLES = {"aarch64": "aarch64-unknown-linux-gnu", "x86_64": "x86_64-unknown-linux-gnu"}
-
-
-@dataclass
-class CompileOptions:
-    target: str = "llvm-cpu"
-    cpu: str = "host"
-    cpu_triple: str | None = None
-    cuda_arch: str = DEFAULT_CUDA_ARCH
-    extra_flags: Sequence[str] = ()
-    precision: str = "f32"  # "bf16"/"f16": compute f32 graphs in it (passes/reduce_precision.py)
-    # who forms dispatches: "hlobridge" (passes/fusion.py), "iree" (IREE alone) or "none" (one per op)
-    fusion: str = "iree"
-
-    def stages(self) -> tuple:
-        """hlobridge's IR pipeline (passes/pipeline.py) for these options."""
-        return pipeline.build(precision=self.precision, fusion=self.fusion)
-
-    def iree_flags(self) -> list[str]:
-        if self.target == "llvm-cpu":
-            flags = [f"--iree-llvmcpu-target-cpu={self.cpu}"]
-            if self.cpu_triple:
-                triple = CPU_TRIPLES.get(self.cpu_triple, self.cpu_triple)
-                flags.append(f"--iree-llvmcpu-target-triple={triple}")
-        elif self.target == "cuda":
-            if not re.fullmatch(r"sm_\d+a?", self.cuda_arch):
-                raise HlobridgeError(f"--cuda-arch must look like sm_80, got '{self.cuda_arch}'")
-            flags = [f"--iree-cuda-target={self.cuda_arch}"]
-        else:
-            raise HlobridgeError(f"unknown target '{self.target}'; choose one of {', '.join(TARGETS)}")
-        # TensorFlow computes float64 in float64; IREE would demote it to f32 by default.
-        flags.append("--iree-input-demote-f64-to-f32=false")
-        return flags + list(self.extra_flags)
+from .iree import IREE_PHASES, compile_mlir  # noqa: F401  (public here)
+from .options import CPU_TRIPLES, DEFAULT_CUDA_ARCH, TARGETS, CompileOptions  # noqa: F401  (public here)
 
 
 @dataclass
 class CompiledModel:
+    """A compiled graph: the vmfb, the lowered module it came from, and IREE's statistics."""
+
     vmfb: bytes
     lowered: LoweredModule
     options: CompileOptions
@@ -84,14 +46,16 @@ class CompiledModel:
 
     @property
     def signature(self):
+        """Inputs' and outputs' names, dtypes and shapes (lowering.signature.Signature)."""
         return self.lowered.signature
 
     def save(self, path: str | os.PathLike) -> None:
+        """Write the vmfb."""
         Path(path).write_bytes(self.vmfb)
 
     def load(self, device: str = "cpu"):
-        from .. import runtime
-        return runtime.load(self.vmfb, device=device)
+        """The module loaded on `device` (hlobridge.runtime.load)."""
+        return load_module(self.vmfb, device=device)
 
 
 def parse_shape(text: str) -> tuple:
@@ -128,7 +92,7 @@ def input_specs(graph: Graph, in_refs: list[TensorRef], shapes: dict | None) -> 
     feeds = {}
     for ref in in_refs:
         node = graph.nodes[ref.node]
-        if node.op not in ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault"):
+        if node.op not in GRAPH_INPUTS:
             continue  # an intermediate tensor: its spec comes from inference (see below)
         declared = node.attr("shape")
         shape = shapes.get(ref, declared)
@@ -140,64 +104,6 @@ def input_specs(graph: Graph, in_refs: list[TensorRef], shapes: dict | None) -> 
     return feeds
 
 
-def compile_mlir(source: str | bytes, options: CompileOptions, dump: Dumper | None = None,
-                 stats: dict | None = None) -> bytes:
-    """StableHLO text or bytecode -> vmfb bytes, in the iree-compile subprocess; a `stats`
-    dict receives IREE's dispatch statistics (iree_stats.py)."""
-    tmp = None
-    extra = options.iree_flags()
-    stats_dir = tempfile.TemporaryDirectory(prefix="hlobridge-stats-") if stats is not None else None
-    if stats_dir is not None:
-        extra += iree_stats.flags(Path(stats_dir.name) / "stats.json")
-    if dump is not None and dump.directory and any(dump.wants(f"iree-{p}") for p in IREE_PHASES):
-        tmp = tempfile.mkdtemp(prefix="iree-phases-", dir=dump.directory)
-        extra.append(f"--dump-compilation-phases-to={tmp}")
-    try:
-        vmfb = _iree_compile(source, options, extra)
-    finally:
-        if stats_dir is not None:
-            stats_file = Path(stats_dir.name) / "stats.json"
-            if stats_file.exists():
-                stats.update(iree_stats.read(stats_file))
-            stats_dir.cleanup()
-    if tmp:
-        phases = sorted(Path(tmp).glob("*.mlir"), key=lambda p: int(p.name.split(".")[1]))
-        for p in phases:
-            dump(f"iree-{p.name.split('.')[2]}", p.read_text())
-            p.unlink()
-        Path(tmp).rmdir()
-    return vmfb
-
-
-def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]) -> bytes:
-    """compile_str; if IREE cannot compile hlobridge's dispatch regions (passes/fusion.py),
-    warn and compile the same module without them, as fusion="iree" would."""
-    def compile_once(src):
-        try:
-            return compile_str(src, input_type="stablehlo", target_backends=[options.target], extra_args=extra)
-        except CompilerToolError as e:
-            raise CompileError(f"IREE failed to compile for {options.target}:\n{_short_diagnostics(str(e))}") from None
-
-    try:
-        return compile_once(source)
-    except CompileError as e:
-        error = e
-    plain = without_regions(source)
-    if plain is None:
-        raise error
-    cause = next((ln.strip() for ln in str(error).splitlines()[1:] if "error" in ln), "")[:300]
-    warnings.warn(FusionFallbackWarning(
-        f"IREE could not compile hlobridge's dispatch regions, so IREE formed the dispatches "
-        f"itself (as --fusion=iree). Cause: {cause}"), stacklevel=4)
-    return compile_once(plain)
-
-
-def _short_diagnostics(text: str, limit: int = 40) -> str:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    keep = [ln for ln in lines if "error" in ln.lower() or "note" in ln.lower()] or lines
-    return "\n".join(keep[:limit])
-
-
 def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
                 dump: Dumper | None = None, stages=pipeline.DEFAULT_STAGES) -> LoweredModule:
     """Graph -> verified, simplified StableHLO: `stages` (passes/pipeline.py) run on the
@@ -207,12 +113,13 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
     in_refs, out_refs = resolve_io(graph, inputs, outputs)
     feeds = input_specs(graph, in_refs, input_shapes)
     needed = graph.ancestors([r.node for r in out_refs], stop=[r.node for r in in_refs if r in feeds])
-    specs = infer_specs(graph, needed, feeds)
+    functions = FunctionRunner(library_of(graph), None)  # folds through If/While bodies, as TF does
+    specs = infer_specs(graph, needed, feeds, functions)
     if dump.wants("graph"):
         dump("graph", graph_text(graph), ".pbtxt")
     if dump.wants("shapes"):
         dump("shapes", format_specs(graph, specs), ".txt")
-    lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs)
+    lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions)
     with lowered.context:
         if dump.wants("stablehlo"):
             dump("stablehlo", lowered.module.operation.get_asm())
@@ -224,9 +131,6 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
 
 def graph_text(graph: Graph) -> str:
     """The graph as GraphDef text, as TensorFlow would write it."""
-    from google.protobuf import text_format
-
-    from ..frontend.proto.schema import GraphDef
     gd = GraphDef()
     gd.node.extend(n.node_def for n in graph.nodes.values())
     gd.library.CopyFrom(graph.library)

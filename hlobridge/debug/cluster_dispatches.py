@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..runtime.cluster_launch import ClusterLaunch, JitConfig
+from ..analysis.shape_inference import infer_specs
 from ..compile.cache import CompileCache
 from ..compile.driver import CompileOptions, compile_mlir
 from ..errors import HlobridgeError
+from ..frontend.functions import library_of
 from ..frontend.graph import Graph, TensorRef
-from ..analysis.shape_inference import infer_specs
+from ..ops.kinds import GRAPH_INPUTS
+from ..runtime.cluster_launch import ClusterLaunch, JitConfig, JitState
+from ..runtime.interpreter import FunctionRunner
 from ..spec import TensorSpec
-
-PLACEHOLDERS = ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault")
 
 
 def _feed_specs(graph: Graph, nodes, cut, input_shapes: dict) -> dict:
@@ -28,14 +29,14 @@ def _feed_specs(graph: Graph, nodes, cut, input_shapes: dict) -> dict:
     feeds = {}
     for name in nodes:
         node = graph.nodes[name]
-        if node.op in PLACEHOLDERS:
+        if node.op in GRAPH_INPUTS:
             ref = TensorRef(name)
             feeds[ref] = TensorSpec(node.attr("dtype"), shapes.get(ref, node.attr("shape", None)))
     for ref in cut:  # fed tensors: the given shape, else a placeholder's declared one
         node = graph.nodes[ref.node]
         dtype = node.attr("dtype", None)
         dtype = dtype if dtype is not None else node.attr("T")
-        declared = node.attr("shape", None) if node.op in PLACEHOLDERS else None
+        declared = node.attr("shape", None) if node.op in GRAPH_INPUTS else None
         feeds[ref] = TensorSpec(dtype, shapes.get(ref, declared))
     return feeds
 
@@ -61,14 +62,15 @@ def cluster_dispatches(graph: Graph, clustering, nodes, *, cut=(), input_shapes=
     """{cluster name: {mode: {"dispatches", "executables", ...} or {"error": message}}}."""
     options = options or CompileOptions()
     nodes = list(graph.order) if nodes is None else list(nodes)
+    functions = FunctionRunner(library_of(graph), None)
     try:
-        specs = infer_specs(graph, set(nodes), _feed_specs(graph, nodes, cut, input_shapes))
+        specs = infer_specs(graph, set(nodes), _feed_specs(graph, nodes, cut, input_shapes), functions)
     except HlobridgeError as e:
         return {c.name: {"error": str(e)} for c in clustering.clusters}
-    config = JitConfig("cpu", options, CompileCache(False))
+    config, state = JitConfig("cpu", options), JitState(CompileCache(False))
     result = {}
     for cluster in clustering.clusters:
-        launch = ClusterLaunch(graph, cluster, specs, config)
+        launch = ClusterLaunch(graph, cluster, specs, config, state, functions=functions)
         try:
             feeds = _cluster_feeds(launch, specs)
         except HlobridgeError as e:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from hlobridge.passes.graph.mark_for_compilation import (REASONS, VARIABLES, ClusterOptions, Clustering,
                                                          mark_for_compilation)
 
-from ..frontend.graph import Graph, load_graph
+from ..frontend.graph import Graph
+from ..frontend.load import load_graph
 
 
 @dataclass

@@ -8,10 +8,10 @@ cluster compile, with cluster names, op types and shapes in `args`, on one row e
 (threads named by metadata events). Pass `run_metadata=hlobridge.RunMetadata()` to get the
 same events in Python (`md.events`, `md.chrome_trace()`).
 
-A traced run executes the Session's own `_execute` on a `_TracedSession`, a stand-in whose
-two unit runners (`_launch`, `_run_node`) are timed wrappers; everything else is the
-session's. So an untraced run executes exactly the code it did before tracing existed:
-there is no "is tracing on?" check per op.
+A traced run executes the plan's units wrapped by `RunTrace.wrap`: each wrapper times its unit
+(a launch's fallen-back members are wrapped too, so they show inside it). An untraced run
+executes the plain units, exactly the code it did before tracing existed: there is no "is
+tracing on?" check per op.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..frontend.graph import TensorRef
+from ..runtime.cluster_launch import ClusterLaunch
 
 # Timestamps are microseconds since this module was imported, so that the events of
 # several runs of one process line up.
@@ -84,32 +85,52 @@ class Tracer:
                             "ts": _us(start), "dur": round((end - start) * 1e6, 3), "args": args})
 
 
-class _TracedSession:
-    """Stands in for the session during a traced `_execute`: times each unit; all other
-    attributes are the session's."""
+class TracedStep:
+    """A node step that records one kernel event per run."""
 
-    def __init__(self, session, tracer: Tracer):
-        self._session = session
-        self._type = type(session)
-        self._tracer = tracer
+    def __init__(self, step, tracer: Tracer):
+        self.step = step
+        self.tracer = tracer
 
-    def __getattr__(self, name):
-        return getattr(self._session, name)
-
-    def _launch(self, launch, plan, values) -> None:
-        compiles = len(self._session.compile_events)
-        inputs = [describe(values[r]) for r in launch.tensor_inputs]
-        events = len(self._tracer.events)
+    def run(self, values: dict, env) -> None:
+        """Run the step and record it, with its inputs' and outputs' dtypes and shapes."""
+        step = self.step
+        inputs = [describe(values[r]) for r in step.node.inputs]
         start = time.perf_counter()
-        self._type._launch(self, launch, plan, values)  # fallen-back members come back to _run_node
+        step.run(values, env)
         end = time.perf_counter()
-        fell_back = len(self._tracer.events) > events  # only kernel events come in during a launch
-        new = self._session.compile_events[compiles:]
+        outputs = [describe(values[TensorRef(step.name, i)]) for i in range(len(step.out_specs))
+                   if TensorRef(step.name, i) in values]
+        self.tracer.complete(step.node.op, "kernel", KERNEL_TID, start, end,
+                             {"name": step.name, "op": step.node.op, "inputs": inputs, "outputs": outputs})
+
+
+class TracedLaunch:
+    """A cluster launch that records its call, the compiles it caused, and (when it fell back)
+    its members' kernels."""
+
+    def __init__(self, launch, tracer: Tracer, compile_events: list):
+        self.launch = launch
+        self.tracer = tracer
+        self.compile_events = compile_events
+        self.members = [TracedStep(s, tracer) for s in launch.members]
+
+    def run(self, values: dict, env) -> None:
+        """Launch (or fall back) and record it."""
+        launch = self.launch
+        compiles = len(self.compile_events)
+        inputs = [describe(values[r]) for r in launch.tensor_inputs]
+        events = len(self.tracer.events)
+        start = time.perf_counter()
+        launch.run(values, env, self.members)
+        end = time.perf_counter()
+        fell_back = len(self.tracer.events) > events  # only kernel events come in during a launch
+        new = self.compile_events[compiles:]
         for e in new:
-            self._tracer.complete(f"compile {e.cluster}", "compile", COMPILE_TID, e.started, e.started + e.seconds,
-                                  {"cluster": e.cluster, "source": e.source,
-                                   "shapes": [f"{d}[{','.join(map(str, s))}]" for d, s in e.shapes]})
-        self._tracer.complete(launch.name, "cluster", CLUSTER_TID, start, end, {
+            self.tracer.complete(f"compile {e.cluster}", "compile", COMPILE_TID, e.started, e.started + e.seconds,
+                                 {"cluster": e.cluster, "source": e.source,
+                                  "shapes": [f"{d}[{','.join(map(str, s))}]" for d, s in e.shapes]})
+        self.tracer.complete(launch.name, "cluster", CLUSTER_TID, start, end, {
             "cluster": launch.name, "ops": len(launch.nodes), "op_types": launch.cluster.op_histogram(launch.graph),
             "inputs": dict(zip(map(str, launch.tensor_inputs), inputs)),
             "variables": [str(r) for r in launch.resources],
@@ -117,29 +138,29 @@ class _TracedSession:
             "compiled_now": [e.source for e in new],
             "ran_on": "reference kernels (fallback)" if fell_back else "IREE"})
 
-    def _run_node(self, step, values) -> None:
-        inputs = [describe(values[r]) for r in step.node.inputs]
-        start = time.perf_counter()
-        self._type._run_node(self, step, values)
-        end = time.perf_counter()
-        outputs = [describe(values[TensorRef(step.name, i)]) for i in range(len(step.out_specs))
-                   if TensorRef(step.name, i) in values]
-        self._tracer.complete(step.node.op, "kernel", KERNEL_TID, start, end,
-                              {"name": step.name, "op": step.node.op, "inputs": inputs, "outputs": outputs})
 
+class RunTrace:
+    """One traced run: wraps the plan's units, then records the run and hands the events over
+    (to `run_metadata`, and as JSON to `options.trace_path`)."""
 
-def traced_execute(session, plan, feeds: dict, options: RunOptions, run_metadata: RunMetadata | None) -> dict:
-    """`session._execute(plan, feeds)` with a timeline; writes it where `options` says."""
-    if options.trace_path is None and run_metadata is None:
-        raise InputError("RunOptions(trace=True) needs trace_path=... or a run_metadata to put the timeline in")
-    tracer = Tracer(f"hlobridge Session (jit={session.jit}, {session.device})")
-    start = time.perf_counter()
-    values = type(session)._execute(_TracedSession(session, tracer), plan, feeds)
-    end = time.perf_counter()
-    tracer.complete("Session.run", "run", RUN_TID, start, end,
-                    {"units": len(plan.units), "fetches": [str(r) for r in plan.fetch_refs if r is not None]})
-    metadata = run_metadata if run_metadata is not None else RunMetadata()
-    metadata.events = tracer.events
-    if options.trace_path is not None:
-        metadata.write(options.trace_path)
-    return values
+    def __init__(self, options: RunOptions, run_metadata: RunMetadata | None, process_name: str,
+                 compile_events: list):
+        if options.trace_path is None and run_metadata is None:
+            raise InputError("RunOptions(trace=True) needs trace_path=... or a run_metadata to put the timeline in")
+        self.options = options
+        self.metadata = run_metadata if run_metadata is not None else RunMetadata()
+        self.tracer = Tracer(process_name)
+        self.compile_events = compile_events
+
+    def wrap(self, units: list) -> list:
+        """Timed stand-ins for `units`: launches (they have members) and node steps."""
+        return [TracedLaunch(u, self.tracer, self.compile_events) if isinstance(u, ClusterLaunch)
+                else TracedStep(u, self.tracer) for u in units]
+
+    def finish(self, start: float, end: float, plan) -> None:
+        """Record the whole run and deliver the events."""
+        self.tracer.complete("Session.run", "run", RUN_TID, start, end,
+                             {"units": len(plan.units), "fetches": [str(r) for r in plan.fetch_refs if r is not None]})
+        self.metadata.events = self.tracer.events
+        if self.options.trace_path is not None:
+            self.metadata.write(self.options.trace_path)

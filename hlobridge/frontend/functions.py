@@ -14,6 +14,10 @@ TensorFlow 2 graphs keep their bodies in a FunctionDefLibrary: `PartitionedCall`
   with control edges from its `control_ret` nodes, so that consumers of `call:i` and
   `^call` keep working and side effects (Assert) still run.
 
+Running, inferring and lowering a body is not done here: the `ops.functions.Functions`
+protocol (infer / call / lower) is implemented by analysis, the interpreter and lowering, each
+built over a FunctionLibrary by whoever needs it.
+
 FunctionDef bodies name tensors "node:output_arg:index"; the position of an output arg
 among an op's outputs comes from the registry entry's `output_args` (ops with one
 output arg need none), or from the callee's signature for calls of library functions.
@@ -27,7 +31,6 @@ from .. import dtypes
 from ..errors import GraphError
 from .graph import FuncAttr, Graph, Node, TensorRef, decode_attr
 from ..ops import registry
-from .proto import schema
 
 CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
 # Attributes a call passes on to the nodes of the body it inlines: placement and jit marks.
@@ -68,20 +71,22 @@ class FunctionLibrary:
         self.defs = {f.signature.name: f for f in (library.function if library is not None else [])}
         self._graphs: dict[str, FunctionGraph] = {}
         self._instantiating: list[str] = []
-        self._inferred: dict = {}
 
     def __contains__(self, name: str) -> bool:
         return name in self.defs or name in self._graphs
 
     def add(self, fn: FunctionGraph) -> None:
+        """Register a function built in Python (a functionalized loop body or branch)."""
         if fn.name in self:
             raise GraphError(f"function '{fn.name}' defined twice")
         self._graphs[fn.name] = fn
 
     def unique_name(self, base: str) -> str:
+        """A function name not yet taken in this library."""
         return unique_name(self, base)
 
     def get(self, name: str | FuncAttr) -> FunctionGraph:
+        """The function as a FunctionGraph, instantiated (and its calls inlined) on first use."""
         name = name.name if isinstance(name, FuncAttr) else name
         fn = self._graphs.get(name)
         if fn is None:
@@ -97,27 +102,8 @@ class FunctionLibrary:
                 self._instantiating.pop()
         return fn
 
-    def infer(self, name: str | FuncAttr, in_specs: list) -> list:
-        """The specs of the function's results for arguments of `in_specs` (cached)."""
-        from ..analysis.shape_inference import infer_specs
-        fn = self.get(name)
-        key = (fn.name, tuple(_spec_key(s) for s in in_specs))
-        out = self._inferred.get(key)
-        if out is None:
-            if len(in_specs) != len(fn.args):
-                raise GraphError(f"function '{fn.name}' takes {len(fn.args)} argument(s), "
-                                 f"called with {len(in_specs)}")
-            feeds = {TensorRef(a, 0): s for a, s in zip(fn.args, in_specs)}
-            specs = infer_specs(fn.graph, set(fn.targets()), feeds)
-            out = self._inferred[key] = [specs[r] for r in fn.rets]
-        return out
-
-    def call(self, name: str | FuncAttr, args: list) -> list:
-        """Run the function on reference kernels, without variables (constant folding)."""
-        from ..runtime.interpreter import FunctionRunner
-        return FunctionRunner(self, None).call(name, args)
-
     def output_count(self, name: str) -> int:
+        """How many results the function returns."""
         return len(self.defs[name].signature.output_arg) if name in self.defs else len(self.get(name).rets)
 
     # -- instantiation ---------------------------------------------------------------------------
@@ -144,8 +130,7 @@ class FunctionLibrary:
                     inputs.append(self._body_ref(name, ops_of, where, nd.name))
             attrs = {k: decode_attr(v, f"{where} node '{nd.name}' attr '{k}'") for k, v in nd.attr.items()}
             nodes.append(Node(nd.name, nd.op, inputs, controls, nd.device, attrs, nd))
-        graph = Graph(nodes, None, where)
-        graph._function_library = self
+        graph = Graph(nodes, None, where, self)
         rets = [self._body_ref(fdef.ret[a.name], ops_of, where, f"return '{a.name}'")
                 if a.name in fdef.ret else _missing_ret(where, a.name) for a in sig.output_arg]
         control_rets = [fdef.control_ret[c] for c in sig.control_output]
@@ -177,11 +162,6 @@ class FunctionLibrary:
             raise GraphError(f"{where}: '{name}': op {op} has no output arg '{out_arg}' "
                              f"(it has {', '.join(names)})")
         return names.index(out_arg)
-
-
-def _spec_key(spec) -> tuple:
-    value = None if spec.value is None else (spec.value.dtype.str, spec.value.tobytes())
-    return (str(spec.dtype), spec.shape, value, spec.handle)
 
 
 def _arg_shape(fdef, i: int):
@@ -263,25 +243,27 @@ def _body_nodes(call: Node, fn: FunctionGraph) -> list[Node]:
 
 
 def inline_function_calls(fn: FunctionGraph, library: FunctionLibrary) -> FunctionGraph:
+    """The function with every call in its body replaced by the callee's body."""
     nodes = _inline_nodes(list(fn.graph.nodes.values()), library, fn.graph.source)
     if nodes is None:
         return fn
-    graph = Graph(nodes, None, fn.graph.source)
-    graph._function_library = library
+    graph = Graph(nodes, None, fn.graph.source, library)
     return FunctionGraph(fn.name, graph, fn.args, fn.rets, fn.control_rets, fn.stateful)
 
 
 def inline_calls(graph: Graph) -> Graph:
     """The graph with every PartitionedCall / StatefulPartitionedCall / library-function op
     replaced by the callee's body (recursively). Returns `graph` itself when it has none."""
-    library = graph.function_library
+    library = library_of(graph)
     nodes = _inline_nodes(list(graph.nodes.values()), library, graph.source)
     if nodes is None:
         return graph
-    inlined = Graph(nodes, graph.library, graph.source)
-    inlined._function_library = library
-    return inlined
+    return Graph(nodes, graph.library, graph.source, library)
 
 
-def empty_library() -> FunctionLibrary:
-    return FunctionLibrary(schema.FunctionDefLibrary())
+def library_of(graph: Graph) -> FunctionLibrary:
+    """The graph's FunctionLibrary; for a graph built without one (a test's hand-made graph),
+    one over its FunctionDef protos, made anew on each call."""
+    if graph.function_library is not None:
+        return graph.function_library
+    return FunctionLibrary(graph.library)

@@ -1,22 +1,23 @@
 """The graph hlobridge works on: nodes, data and control edges, decoded attributes.
 
-A `Graph` is built once from a GraphDef and then treated as read-only by later
-stages. Tensor names are normalised: "x" and "x:0" are the same tensor, "^x" is a
-control edge. The function library is kept as protos for later lowering.
+A `Graph` is built once (by `frontend/load.py` from a GraphDef, or by a pass) and then
+treated as read-only by later stages. Tensor names are normalised: "x" and "x:0" are the
+same tensor, "^x" is a control edge. It holds its function library, as the FunctionDef
+protos (for dumps) and as the `FunctionLibrary` its builder gave it, and answers queries;
+it runs no pass and imports none.
 """
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 
-
 from .. import dtypes
-from . import tensor_proto
+from ..analysis.graph_algorithms import reachable
 from ..errors import GraphError
-from .graphdef import read_graphdef
+from ..ops.kinds import PLACEHOLDERS
+from . import tensor_proto
 from .proto import schema
 
 
@@ -42,6 +43,8 @@ class TensorRef(NamedTuple):
 
 @dataclass
 class Node:
+    """One NodeDef, decoded: inputs as TensorRefs, control inputs by name, attrs as Python values."""
+
     name: str
     op: str
     inputs: list[TensorRef]
@@ -51,6 +54,7 @@ class Node:
     node_def: object = field(repr=False, default=None)
 
     def attr(self, name: str, default=None):
+        """The decoded attribute, or `default` when the node has none of that name."""
         return self.attrs.get(name, default)
 
 
@@ -99,6 +103,7 @@ def decode_attr(value, where: str):
 
 
 def node_from_def(nd) -> Node:
+    """A NodeDef proto as a Node (inputs parsed, attrs decoded; errors name the node)."""
     inputs, controls = [], []
     for name in nd.input:
         if name.startswith("^"):
@@ -112,9 +117,15 @@ def node_from_def(nd) -> Node:
 
 
 class Graph:
-    """Nodes by name, in GraphDef order, with consumer lists and a topological order."""
+    """Nodes by name, in GraphDef order, with consumer lists and a topological order.
 
-    def __init__(self, nodes: Iterable[Node], library=None, source: str = "<graph>"):
+    `library` is the FunctionDefLibrary proto (dumps write it back); `function_library` the
+    `frontend.functions.FunctionLibrary` that instantiates it, given by whoever builds the
+    graph (None for a graph without functions: `functions.library_of` makes an empty one).
+    """
+
+    def __init__(self, nodes: Iterable[Node], library=None, source: str = "<graph>",
+                 function_library=None):
         self.source = source
         self.nodes: dict[str, Node] = {}
         for n in nodes:
@@ -125,32 +136,9 @@ class Graph:
             self.nodes[n.name] = n
         self.library = library if library is not None else schema.FunctionDefLibrary()
         self.functions = {f.signature.name: f for f in self.library.function}
-        self._function_library = None
+        self.function_library = function_library
         self._check_edges()
         self.order = self._topological_order()
-
-    # -- construction -----------------------------------------------------------------
-    @classmethod
-    def from_graphdef(cls, graph_def, source: str = "<graphdef>") -> "Graph":
-        """The graph as hlobridge runs it: function calls inlined, v1 control flow
-        functionalized where it can be (see functions.py and passes/functionalize_control_flow.py)."""
-        from hlobridge.passes.graph.functionalize_control_flow import functionalize
-
-        from .functions import inline_calls
-        graph = cls((node_from_def(nd) for nd in graph_def.node), graph_def.library, source)
-        return functionalize(inline_calls(graph))
-
-    @property
-    def function_library(self):
-        """The FunctionDefs (and functions built from v1 control flow) as a FunctionLibrary."""
-        if self._function_library is None:
-            from .functions import FunctionLibrary
-            self._function_library = FunctionLibrary(self.library)
-        return self._function_library
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> "Graph":
-        return cls.from_graphdef(read_graphdef(path), str(path))
 
     def _check_edges(self) -> None:
         missing = []
@@ -210,6 +198,7 @@ class Graph:
 
     # -- queries ----------------------------------------------------------------------
     def node(self, name: str) -> Node:
+        """The node of that name; a GraphError naming the graph if there is none."""
         try:
             return self.nodes[name]
         except KeyError:
@@ -222,7 +211,8 @@ class Graph:
         return ref
 
     def placeholders(self) -> list[str]:
-        return [n for n in self.order if self.nodes[n].op in ("Placeholder", "PlaceholderV2")]
+        """The nodes that must be fed (Placeholder, PlaceholderV2), in topological order."""
+        return [n for n in self.order if self.nodes[n].op in PLACEHOLDERS]
 
     def sinks(self) -> list[str]:
         """Nodes nobody consumes, in GraphDef order."""
@@ -233,41 +223,26 @@ class Graph:
         read = {r.node for n in self.nodes.values() for r in n.inputs}
         return [n for n in self.nodes if n not in read]
 
-    def _closure(self, targets: Iterable[str], predecessors) -> set[str]:
-        seen, todo = set(), list(targets)
-        while todo:
-            name = todo.pop()
-            if name not in seen:
-                seen.add(name)
-                todo.extend(predecessors(self.nodes[name]))
-        return seen
-
     def ancestors(self, targets: Iterable[str], stop: Iterable[str] = ()) -> set[str]:
         """Every node `targets` depend on (data and control), not looking past `stop`."""
         stop = set(stop)
-        return self._closure(targets, lambda n: [] if n.name in stop else
-                             [r.node for r in n.inputs] + n.control_inputs)
+        return reachable(targets, lambda name: [] if name in stop else self.predecessors(name))
 
     def prune(self, targets: Iterable[str], feeds: Iterable[TensorRef] = ()) -> set[str]:
         """The nodes a run of `targets` executes: their data and control ancestors, where a
         fed tensor cuts the edge it feeds (TF's per-call graph pruning)."""
         cut = set(feeds)
-        return self._closure(targets, lambda n: [r.node for r in n.inputs if r not in cut] + n.control_inputs)
+        return reachable(targets, lambda name: [r.node for r in self.nodes[name].inputs if r not in cut] +
+                         self.nodes[name].control_inputs)
+
+    def predecessors(self, name: str) -> list[str]:
+        """The nodes `name` reads (data) or waits for (control)."""
+        node = self.nodes[name]
+        return [r.node for r in node.inputs] + node.control_inputs
 
     def __len__(self) -> int:
         return len(self.nodes)
 
     def __repr__(self) -> str:
         return f"<Graph {self.source}: {len(self.nodes)} nodes, {len(self.functions)} functions>"
-
-
-def load_graph(source) -> Graph:
-    """A Graph from a path, a GraphDef message, or a Graph (returned as is)."""
-    if isinstance(source, Graph):
-        return source
-    if isinstance(source, (str, os.PathLike)):
-        return Graph.load(source)
-    if isinstance(source, schema.GraphDef):
-        return Graph.from_graphdef(source)
-    raise TypeError(f"expected a path, GraphDef or Graph, got {type(source).__name__}")
 

@@ -19,6 +19,7 @@ import numpy as np
 from .. import dtypes
 from . import tensor_proto
 from .graph import FuncAttr, Graph
+from .load import graph_from_graphdef
 from .proto import schema
 
 
@@ -138,4 +139,4 @@ class GraphBuilder:
         return FuncAttr(name, {})
 
     def graph(self) -> Graph:
-        return Graph.from_graphdef(self.graph_def, "<GraphBuilder>")
+        return graph_from_graphdef(self.graph_def, "<GraphBuilder>")

@@ -12,7 +12,7 @@ The function carries its signature (tensor names, dtypes, shapes) as JSON in
 
 from __future__ import annotations
 
-import json
+import io
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,35 +26,11 @@ from ..errors import LoweringError, UnsupportedOpsError
 from ..frontend.graph import Graph, TensorRef
 from ..ops import registry, typesets
 from ..ops.traced import Traced
-from ..analysis.shape_inference import infer_specs, outputs_by_node
+from ..analysis.graph_algorithms import reachable
+from ..analysis.shape_inference import FunctionShapes, infer_specs, outputs_by_node
+from ..frontend.functions import library_of
 from ..spec import TensorSpec
-
-SIGNATURE_KEY = "hlobridge.signature"
-
-
-@dataclass
-class Signature:
-    """Names, dtypes and shapes of a compiled function's inputs and outputs."""
-
-    inputs: list[tuple[str, TensorSpec]]
-    outputs: list[tuple[str, TensorSpec]]
-
-    def to_json(self) -> str:
-        def enc(items):
-            return [{"name": n, "dtype": dtypes.name(s.dtype), "shape": list(s.shape)} for n, s in items]
-        return json.dumps({"inputs": enc(self.inputs), "outputs": enc(self.outputs)})
-
-    @classmethod
-    def from_json(cls, text: str) -> "Signature":
-        import numpy as np
-        import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
-
-        def dec(items):
-            return [(d["name"], TensorSpec(np.dtype(getattr(ml_dtypes, d["dtype"], d["dtype"])),
-                                           tuple(d["shape"]))) for d in items]
-        data = json.loads(text)
-        return cls(dec(data["inputs"]), dec(data["outputs"]))
-
+from .signature import SIGNATURE_KEY, Signature
 
 @dataclass
 class LoweredModule:
@@ -69,17 +45,19 @@ class LoweredModule:
     notes: dict = field(default_factory=dict)
 
     def text(self, debug_info: bool = False) -> str:
+        """The module as MLIR text (with locations when `debug_info`)."""
         with self.context:
             return self.module.operation.get_asm(enable_debug_info=debug_info)
 
     def bytecode(self) -> bytes:
-        import io
+        """The module as MLIR bytecode."""
         buf = io.BytesIO()
         with self.context:
             self.module.operation.write_bytecode(buf)
         return buf.getvalue()
 
     def verify(self) -> None:
+        """Raise a LoweringError naming graph nodes if the module does not verify."""
         verify_module(self.context, self.module)
 
 
@@ -107,29 +85,39 @@ class ResourceAccess:
         self.node = node
 
     def read(self, i: int) -> Traced:
+        """The current value of the variable at input i."""
         ref = self.node.inputs[i]
         return Traced(self.builder.read_resource(ref), self.builder.resource_spec(ref).dtype)
 
     def write(self, i: int, value) -> None:
+        """Make `value` the variable's current value (and a result of the function)."""
         self.builder.write_resource(self.node.inputs[i], value.value if isinstance(value, Traced) else value)
 
 
 class FunctionLowering:
-    """`ctx.functions` for lowering rules: a called function's body, built at the current
-    insertion point (inside a stablehlo.case / while region) from the given operands."""
+    """`ctx.functions` (ops.calls.Functions) for lowering rules: a called function's body,
+    built at the current insertion point (inside a stablehlo.case / while region) from the
+    given operands. `shapes` infers bodies (and may fold them); lowering runs none."""
 
-    def __init__(self, library):
+    def __init__(self, library, shapes=None):
         self.library = library
+        self.shapes = shapes if shapes is not None else FunctionShapes(library)
 
     def infer(self, name, in_specs):
-        return self.library.infer(name, in_specs)
+        """The specs of the function's results."""
+        return self.shapes.infer(name, in_specs)
+
+    def call(self, name, args: list) -> list:
+        """Folding through a body, as shape inference's `functions` does it."""
+        return self.shapes.call(name, args)
 
     def lower(self, name, operands: list, in_specs: list) -> list:
+        """The function's body lowered on `operands`; its result values."""
         fn = self.library.get(name)
         feeds = {TensorRef(a, 0): TensorSpec(s.dtype, s.shape) for a, s in zip(fn.args, in_specs)}
         needed = set(fn.targets())
-        specs = infer_specs(fn.graph, needed, feeds)
-        builder = _FunctionBuilder(fn.graph, specs, list(feeds))
+        specs = infer_specs(fn.graph, needed, feeds, self.shapes)
+        builder = _FunctionBuilder(fn.graph, specs, list(feeds), functions=self)
         nodes = [n for n in fn.graph.order if n in needed and n not in fn.args]
         unsupported = [(n, fn.graph.nodes[n].op) for n in nodes
                        if not registry.lookup(fn.graph.nodes[n].op).compiles and not builder.is_constant(n)]
@@ -144,9 +132,12 @@ class FunctionLowering:
 
 
 class _FunctionBuilder:
-    def __init__(self, graph: Graph, specs: dict, inputs: list[TensorRef], resources=()):
+    """Builds one func.func: values per tensor, variables read and written, one node at a time."""
+
+    def __init__(self, graph: Graph, specs: dict, inputs: list[TensorRef], resources=(),
+                 functions: FunctionLowering | None = None):
         self.graph = graph
-        self.functions = FunctionLowering(graph.function_library)
+        self.functions = functions if functions is not None else FunctionLowering(library_of(graph))
         self.specs = specs
         self.values: dict[TensorRef, ir.Value] = {}
         self.inputs = set(inputs)
@@ -250,29 +241,27 @@ class _FunctionBuilder:
 def needed_nodes(graph: Graph, inputs: list[TensorRef], outputs: list[TensorRef]) -> list[str]:
     """Nodes on a data path to `outputs`, not looking past `inputs`, in topological order."""
     cut = set(inputs)
-    seen, todo = set(), [r.node for r in outputs if r not in cut]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        todo.extend(r.node for r in graph.nodes[name].inputs if r not in cut)
+    seen = reachable([r.node for r in outputs if r not in cut],
+                     lambda name: [r.node for r in graph.nodes[name].inputs if r not in cut])
     return [n for n in graph.order if n in seen]
 
 
 def lower_to_stablehlo(graph: Graph, specs: dict, inputs: list[TensorRef], outputs: list[TensorRef],
                        *, nodes: list[str] | None = None, resources=(), func_name: str = "main",
-                       module_name: str = "hlobridge", context: ir.Context | None = None) -> LoweredModule:
+                       module_name: str = "hlobridge", context: ir.Context | None = None,
+                       functions=None) -> LoweredModule:
     """Build `func.func @func_name(inputs, variables read) -> (outputs, variables written)`
     in a new module, and verify it.
 
     `nodes` (default: everything `outputs` need) are lowered in graph order. `resources`
     are the tensors that stand for variables: resource handles, or ref variables; the
     function reads them as trailing arguments and returns the ones it writes after its
-    outputs (`LoweredModule.resource_args` / `.written` say which).
+    outputs (`LoweredModule.resource_args` / `.written` say which). `functions` (what shape
+    inference used: ops.calls.Functions) infers and folds the bodies of If/While/Case.
     """
     nodes = needed_nodes(graph, inputs, outputs) if nodes is None else nodes
-    builder = _FunctionBuilder(graph, specs, inputs, resources)
+    shapes = getattr(functions, "shapes", functions)
+    builder = _FunctionBuilder(graph, specs, inputs, resources, FunctionLowering(library_of(graph), shapes))
     unsupported = [(n, graph.nodes[n].op) for n in nodes
                    if not registry.lookup(graph.nodes[n].op).compiles and not builder.is_constant(n)]
     if unsupported:

@@ -3,13 +3,15 @@ input signature, launched as one IREE call.
 
 The function's arguments are [tensors][variables read]; its results are [outputs]
 [variables written]. Inputs a member reads as a compile-time constant (a shape, an axis)
-are part of the signature by value, as TensorFlow's [constants] arguments are: such a
-cluster compiles once per distinct value. Everything else keys by dtype and shape.
+are part of the signature by value, as TensorFlow's [constants] arguments are
+(analysis/const_analysis.py): such a cluster compiles once per distinct value. Everything
+else keys by dtype and shape.
 
-A signature that fails to lower or compile falls back to the reference kernels with a
-`JitFallbackWarning` (TensorFlow falls back silently); under `jit="strict"` it is an error.
-A cluster that keeps meeting new signatures is reported with a `RecompilationWarning`
-naming the shapes that changed.
+A launch is a plan unit (`run(values, env)`, as a node step is): it owns the call, the
+variable traffic around it, and the fallback. A signature that fails to lower or compile
+falls back to the members' reference kernels with a `JitFallbackWarning` (TensorFlow falls
+back silently); under `jit="strict"` it is an error. A cluster that keeps meeting new
+signatures is reported with a `RecompilationWarning` naming the shapes that changed.
 """
 
 from __future__ import annotations
@@ -20,21 +22,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hlobridge.passes.ir import pipeline
 from hlobridge.passes.graph.mark_for_compilation import VARIABLES, Cluster
+from hlobridge.passes.ir import pipeline
 
-from .. import dtypes, runtime
+from .. import dtypes
+from ..analysis.const_analysis import constant_inputs
+from ..analysis.shape_inference import infer_specs
 from ..compile.cache import CompileCache
 from ..compile.driver import CompileOptions, format_specs
 from ..debug.dump import Dumper, cluster_dumper
+from ..debug.graphviz import dump_stablehlo_dot
 from ..errors import HlobridgeError, JitFallbackWarning, RecompilationWarning
 from ..frontend.graph import Graph, TensorRef
-from ..debug.graphviz import dump_stablehlo_dot
-from .host import to_host
 from ..lowering.driver import lower_to_stablehlo
-from ..ops import registry
-from ..analysis.shape_inference import infer_specs
 from ..spec import TensorSpec
+from .host import to_host
+from .module import LoadedModule
 
 
 @dataclass
@@ -48,25 +51,32 @@ class CompileEvent:
     started: float = 0.0  # time.perf_counter() when it began (for timelines)
 
 
-@dataclass
+@dataclass(frozen=True)
 class JitConfig:
-    """What every launch of a session shares."""
+    """The settings every launch of a session shares."""
 
     device: str
     options: CompileOptions
-    cache: CompileCache
     strict: bool = False
     recompile_warning: int = 4  # warn when a cluster compiles more signatures than this
-    events: list | None = None
-    history: dict = field(default_factory=dict)  # cluster members -> signatures seen, across plans
+
+
+@dataclass
+class JitState:
+    """What a session's launches accumulate: the compile cache, the compile events (in order),
+    and the signatures each cluster met, across plans (for RecompilationWarning)."""
+
+    cache: CompileCache
+    events: list = field(default_factory=list)
+    history: dict = field(default_factory=dict)  # cluster members -> signatures seen
 
 
 class Executable:
-    """A compiled signature: the raw IREE invoker and which variables it reads and writes."""
+    """A compiled signature: the module's fast invoke and which variables it reads and writes."""
 
-    def __init__(self, module: runtime.LoadedModule, resource_args, written, n_outputs: int):
+    def __init__(self, module: LoadedModule, resource_args, written, n_outputs: int):
         self.module = module  # keeps the VM context alive
-        self.invoke = module.functions["main"]._invoke
+        self.invoke = module.functions["main"].invoke
         self.resource_args = resource_args
         self.written = written
         self.n_outputs = n_outputs
@@ -76,38 +86,23 @@ def _shape_key(value) -> tuple:
     return (str(value.dtype), tuple(value.shape))
 
 
-# Ops whose result depends on their input's shape only: a constant they compute needs no value.
-SHAPE_ONLY = frozenset({"Shape", "ShapeN", "Size", "Rank"})
-
-
-def constant_inputs(graph: Graph, nodes) -> set[TensorRef]:
-    """The cluster inputs it must read as compile-time constants, as TensorFlow's backwards
-    const analysis finds them: those read by an input a member needs as a constant (a
-    Slice's size, a Reshape's shape), directly or through the members computing it (a
-    StridedSlice's end packed from a fed index). The cluster compiles once per value."""
-    members = set(nodes)
-    found, seen = set(), set()
-    stack = [r for n in nodes for i, r in enumerate(graph.nodes[n].inputs)
-             if i in registry.lookup(graph.nodes[n].op).const_inputs]
-    while stack:
-        ref = stack.pop()
-        if ref in seen:
-            continue
-        seen.add(ref)
-        if ref.node not in members:
-            found.add(ref)
-        elif graph.nodes[ref.node].op not in SHAPE_ONLY:
-            stack.extend(graph.nodes[ref.node].inputs)
-    return found
-
-
 class ClusterLaunch:
-    def __init__(self, graph: Graph, cluster: Cluster, specs: dict, config: JitConfig):
+    """A plan unit: one cluster, compiled per signature and launched as one call.
+
+    `members` are the members' node steps, in order: the fallback runs them. `functions`
+    (ops.calls.Functions) serves shape inference and lowering of If/While/Case members.
+    """
+
+    def __init__(self, graph: Graph, cluster: Cluster, specs: dict, config: JitConfig, state: JitState,
+                 members: list | None = None, functions=None):
         self.graph = graph
         self.cluster = cluster
         self.name = cluster.name
         self.nodes = cluster.nodes
         self.config = config
+        self.state = state
+        self.members = members or []
+        self.functions = functions
         self.resources = [r for r in cluster.inputs if self._is_variable(r, specs)]
         self.tensor_inputs = [r for r in cluster.inputs if r not in self.resources]
         self.resource_specs = {r: specs[r] for r in self.resources}
@@ -116,10 +111,29 @@ class ClusterLaunch:
         self.outputs = cluster.outputs
         self.executables: dict[tuple, Executable | None] = {}
 
+    def run(self, values: dict, env, members: list | None = None) -> None:
+        """Launch on `values` (TensorRef -> value), reading and writing `env.variables`; or run
+        `members` (default: this launch's steps) on their kernels if this signature fell back."""
+        args = [values[r] for r in self.tensor_inputs]
+        exe = self.executable(self.signature(args), args)
+        if exe is None:
+            for step in self.members if members is None else members:
+                step.run(values, env)
+            return
+        variables = [env.variables.read(values[r], self.name) for r in exe.resource_args]
+        results = exe.invoke(*args, *variables)
+        if not isinstance(results, tuple):
+            results = () if results is None else (results,)
+        n = exe.n_outputs
+        values.update(zip(self.outputs, results[:n]))
+        for r, v in zip(exe.written, results[n:]):
+            env.variables.write(values[r], v)
+
     def _is_variable(self, ref: TensorRef, specs: dict) -> bool:
         return specs[ref].dtype == dtypes.RESOURCE or self.graph.nodes[ref.node].op in VARIABLES
 
     def signature(self, args: list) -> tuple:
+        """The compile key of these arguments: dtypes and shapes, plus values of constant inputs."""
         key = tuple(_shape_key(a) for a in args)
         if self.value_inputs:
             key += tuple(np.asarray(to_host(args[i])).tobytes() for i in self.value_inputs)
@@ -150,19 +164,20 @@ class ClusterLaunch:
             feeds[ref] = TensorSpec(np.dtype(arg.dtype), tuple(arg.shape), value)
         dump = cluster_dumper(self.name)  # HLOBRIDGE_FLAGS --dump-to: DIR/NNN-<cluster>/
         lowered = self.lower(feeds, self.config.options.stages(), dump)
-        vmfb, source = self.config.cache.get_or_compile(lowered.text(), self.config.options, dump)
-        module = runtime.LoadedModule(vmfb, self.config.device)
+        vmfb, source = self.state.cache.get_or_compile(lowered.text(), self.config.options, dump)
+        module = LoadedModule(vmfb, self.config.device)
         return Executable(module, lowered.resource_args, lowered.written, len(self.outputs)), source
 
     def lower(self, feeds: dict, stages, dump=None):
         """The cluster as one verified StableHLO module, through `stages`, for these specs of
         its tensor inputs (with values for the ones it reads as constants)."""
-        specs = infer_specs(self.graph, set(self.nodes), {**feeds, **self.resource_specs})
+        specs = infer_specs(self.graph, set(self.nodes), {**feeds, **self.resource_specs}, self.functions)
         dump = dump if dump is not None else Dumper()
         if dump.wants("shapes"):
             dump("shapes", format_specs(self.graph, specs), ".txt")
         lowered = lower_to_stablehlo(self.graph, specs, self.tensor_inputs, self.outputs,
-                                     nodes=self.nodes, resources=self.resources, module_name=self.name)
+                                     nodes=self.nodes, resources=self.resources, module_name=self.name,
+                                     functions=self.functions)
         with lowered.context:
             if dump.wants("stablehlo"):
                 dump("stablehlo", lowered.module.operation.get_asm())
@@ -176,9 +191,8 @@ class ClusterLaunch:
             or "(none)"
 
     def _record(self, key: tuple, source: str, start: float, seconds: float) -> None:
-        if self.config.events is not None:
-            self.config.events.append(CompileEvent(self.name, key[:len(self.tensor_inputs)], source, seconds, start))
-        seen = self.config.history.setdefault(tuple(self.nodes), [])
+        self.state.events.append(CompileEvent(self.name, key[:len(self.tensor_inputs)], source, seconds, start))
+        seen = self.state.history.setdefault(tuple(self.nodes), [])
         seen.append(key)
         n = len(seen)
         if n > self.config.recompile_warning:

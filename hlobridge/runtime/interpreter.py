@@ -17,32 +17,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import dtypes
+from ..analysis.shape_inference import FunctionShapes, infer_specs, outputs_by_node
 from ..errors import HlobridgeError
 from ..frontend.graph import FuncAttr, TensorRef
-from .host import is_device_array, to_host
 from ..ops import registry
+from ..ops.kinds import DEAD, DEADNESS_AWARE
 from ..ops.state import VariableAccess, VariableHandle
-
-
-class _Dead:
-    """The value on the untaken side of a Switch."""
-
-    def __repr__(self) -> str:
-        return "DEAD"
-
-
-DEAD = _Dead()
-# Ops that see dead inputs instead of dying with them.
-DEADNESS_AWARE = {"Merge", "RefMerge"}
+from ..spec import TensorSpec
+from .host import is_device_array, to_host
 
 
 def dead_marker(name: str) -> TensorRef:
+    """Where `values` records that node `name` is dead (it did not run)."""
     return TensorRef(name, -1)
 
 
 @dataclass
 class NodeStep:
-    """A node run on its reference kernel, with its specs resolved at plan time."""
+    """A plan unit: a node run on its reference kernel, with its specs resolved at plan time."""
 
     name: str
     node: object
@@ -50,6 +42,10 @@ class NodeStep:
     out_specs: list
     in_specs: list
     deadness: bool = True  # whether a dead input can reach it (a Switch in its graph)
+
+    def run(self, values: dict, env) -> None:
+        """Run on `values` with the run's variables and functions (a plan.RunEnv)."""
+        run_step(self, values, env.variables, env.functions)
 
 
 def _is_dead(node, values: dict) -> bool:
@@ -97,17 +93,27 @@ def _runs_functions(node) -> bool:
 
 
 class FunctionRunner:
-    """`ctx.functions` for kernels: infer a function's outputs, or call it on arrays."""
+    """`ctx.functions` (ops.calls.Functions) for kernels and for folding shape inference:
+    infer a function's outputs, or call it on arrays. `variables` is the Session's store, or
+    None where no variable may be touched (folding); runners of one library may share their
+    `shapes` (the inference cache)."""
 
-    def __init__(self, library, variables):
+    def __init__(self, library, variables, shapes: FunctionShapes | None = None):
         self.library = library
         self.variables = variables
+        self.shapes = shapes if shapes is not None else FunctionShapes(library, evaluate=self.call)
         self._plans: dict = {}
 
     def infer(self, name, in_specs):
-        return self.library.infer(name, in_specs)
+        """The specs of the function's results (see FunctionShapes.infer)."""
+        return self.shapes.infer(name, in_specs)
+
+    def lower(self, name, operands, in_specs):
+        """Kernels build no IR."""
+        return self.shapes.lower(name, operands, in_specs)
 
     def call(self, name, args: list) -> list:
+        """Run the function's body on reference kernels; its results, in order."""
         fn = self.library.get(name)
         args = [to_host(a) if is_device_array(a) else a for a in args]
         key = (fn.name, tuple(_arg_key(a) for a in args))
@@ -125,11 +131,9 @@ class FunctionRunner:
         return results
 
     def _plan(self, fn, args) -> list[NodeStep]:
-        from ..analysis.shape_inference import infer_specs, outputs_by_node
-        from ..spec import TensorSpec
         feeds = {TensorRef(a, 0): _arg_spec(v) for a, v in zip(fn.args, args)}
         needed = set(fn.targets())
-        specs = infer_specs(fn.graph, needed, feeds)
+        specs = infer_specs(fn.graph, needed, feeds, self.shapes)
         outputs = outputs_by_node(specs)
         steps = []
         deadness = has_switches(fn.graph, needed)
@@ -143,6 +147,7 @@ class FunctionRunner:
 
 
 def has_switches(graph, names) -> bool:
+    """Whether any of `names` is a Switch, so that deadness must be tracked when they run."""
     return any(graph.nodes[n].op in ("Switch", "RefSwitch") for n in names)
 
 
@@ -154,7 +159,6 @@ def _arg_key(value):
 
 
 def _arg_spec(value):
-    from ..spec import TensorSpec
     if isinstance(value, VariableHandle):
         return TensorSpec(dtypes.RESOURCE, (), handle=(value.dtype, value.shape))
     value = np.asarray(value)

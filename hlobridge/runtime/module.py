@@ -23,7 +23,7 @@ import iree.runtime as rt
 from .. import dtypes
 from ..errors import HlobridgeError, InputError
 from .host import to_host
-from ..lowering.driver import SIGNATURE_KEY, Signature
+from ..lowering.signature import SIGNATURE_KEY, Signature
 
 DRIVERS = {"cpu": "local-sync", "cpu-sync": "local-sync", "cpu-task": "local-task",
            "local-sync": "local-sync", "local-task": "local-task", "cuda": "cuda"}
@@ -43,6 +43,7 @@ def config(device: str) -> rt.Config:
 
 
 def cuda_available() -> bool:
+    """Whether IREE's cuda driver finds a GPU here."""
     try:
         config("cuda")
         return True
@@ -56,15 +57,21 @@ class CompiledFunction:
     def __init__(self, module: "LoadedModule", name: str, invoker, signature: Signature | None):
         self.module = module
         self.name = name
-        self._invoke = invoker
+        self.invoke = invoker
         self.signature = signature
+
+    # `invoke(*args)`: the fast path for callers that already know their arguments fit (the
+    # Session's cluster launches): IREE's own invoker, no signature check, results as IREE
+    # returns them (a DeviceArray, a tuple of them, or None).
 
     @property
     def input_names(self) -> list[str]:
+        """The inputs' tensor names, in argument order."""
         return [n for n, _ in self.signature.inputs] if self.signature else []
 
     @property
     def output_names(self) -> list[str]:
+        """The outputs' tensor names, in result order."""
         return [n for n, _ in self.signature.outputs] if self.signature else []
 
     def _check(self, args) -> list:
@@ -91,7 +98,7 @@ class CompiledFunction:
 
     def call_device(self, *args):
         """Call and keep results on the device (DeviceArrays), for chaining calls."""
-        results = self._invoke(*self._check(args))
+        results = self.invoke(*self._check(args))
         return results if isinstance(results, tuple) else (results,)
 
     def __call__(self, *args):
@@ -144,10 +151,12 @@ class LoadedModule:
 
     @property
     def input_names(self) -> list[str]:
+        """`main`'s input names."""
         return self._main.input_names
 
     @property
     def output_names(self) -> list[str]:
+        """`main`'s output names."""
         return self._main.output_names
 
     def run(self, feeds: dict) -> dict:

@@ -20,28 +20,31 @@ reference kernel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
 
 import numpy as np
 
 from hlobridge.passes.graph.mark_for_compilation import (JIT_MODES, ClusterOptions, Clustering,
-                                                         mark_for_compilation)
+                                                          mark_for_compilation)
 
 from .. import dtypes
-from ..debug import timeline
-from .cluster_launch import ClusterLaunch, JitConfig
-from ..debug.clustering_dump import dump_if_flags_ask
+from ..analysis.graph_algorithms import ranked_topological_order
+from ..analysis.shape_inference import infer_specs, outputs_by_node
 from ..compile.cache import CompileCache
 from ..compile.driver import CompileOptions
+from ..debug import timeline
+from ..debug.clustering_dump import dump_if_flags_ask
 from ..errors import HlobridgeError, InputError
-from ..frontend.graph import Graph, TensorRef, load_graph
-from .host import is_device_array, to_host
-from .interpreter import FunctionRunner, NodeStep, has_switches, run_step
+from ..frontend.functions import library_of
+from ..frontend.graph import Graph, TensorRef
+from ..frontend.load import load_graph
 from ..ops import registry
-from ..ops.state import VariableHandle, VariableStore
-from ..analysis.shape_inference import infer_specs, outputs_by_node
+from ..ops.kinds import PLACEHOLDERS
+from ..ops.state import VariableStore
 from ..spec import TensorSpec
-from ..analysis.graph_algorithms import ranked_topological_order
+from .cluster_launch import ClusterLaunch, JitConfig, JitState
+from .interpreter import FunctionRunner, NodeStep, has_switches
+from .plan import Plan, RunEnv
 
 # Reasons that jit="strict" refuses: the op itself cannot compile. (Graph inputs,
 # variables and trivial leftovers such as a lone Const are not computation.)
@@ -50,16 +53,6 @@ STRICT_REFUSES = {"unknown_op", "no_lowering", "stateful_random", "uncompilable_
 
 def _target_options(device: str) -> CompileOptions:
     return CompileOptions(target="cuda") if device == "cuda" else CompileOptions(target="llvm-cpu")
-
-
-@dataclass
-class _Plan:
-    units: list  # NodeStep | ClusterLaunch, in dependency order
-    steps: dict  # node name -> NodeStep (also for cluster members: the fallback path)
-    constants: dict  # tensors whose value shape inference folded
-    specs: dict
-    fetch_refs: list[TensorRef]
-    clustering: Clustering
 
 
 def _flatten(fetches, out: list) -> object:
@@ -75,6 +68,7 @@ def _flatten(fetches, out: list) -> object:
 
 
 def _rebuild(structure, values: list):
+    """The fetches' structure with each index replaced by its value."""
     if isinstance(structure, (list, tuple)):
         return type(structure)(_rebuild(s, values) for s in structure)
     if isinstance(structure, dict):
@@ -104,23 +98,31 @@ class Session:
         self.jit = jit
         self.device = device
         self.cluster_options = ClusterOptions(jit, min_cluster_size, max_cluster_size)
-        self.compile_events: list = []  # cluster_launch.CompileEvent, in order
-        self._jit = JitConfig(device, compile_options or _target_options(device), CompileCache(cache_dir),
-                              strict=jit == "strict", recompile_warning=recompile_warning,
-                              events=self.compile_events)
+        self._jit = JitConfig(device, compile_options or _target_options(device), strict=jit == "strict",
+                              recompile_warning=recompile_warning)
+        self._jit_state = JitState(CompileCache(cache_dir))
+        self.compile_events: list = self._jit_state.events  # cluster_launch.CompileEvent, in order
         self.variables = VariableStore()
-        self._functions = FunctionRunner(self.graph.function_library, self.variables)
+        library = library_of(self.graph)
+        # Planning folds through function bodies without touching variables; running them may.
+        self._folding = FunctionRunner(library, None)
+        self._env = RunEnv(self.variables, FunctionRunner(library, self.variables, self._folding.shapes))
         self._plans: dict = {}
 
     # -- public API -------------------------------------------------------------------------
     def run(self, fetches, feed_dict: dict | None = None, options: timeline.RunOptions | None = None,
             run_metadata: timeline.RunMetadata | None = None):
-        """`options=RunOptions(trace=True, trace_path=...)` records a timeline (hlobridge/timeline.py)."""
+        """Run what `fetches` need with `feed_dict`; the fetched values in the fetches' structure.
+        `options=RunOptions(trace=True, trace_path=...)` records a timeline (debug/timeline.py)."""
         structure, feeds, plan = self._plan_for(fetches, feed_dict)
         if options is not None and options.trace:
-            values = timeline.traced_execute(self, plan, feeds, options, run_metadata)
+            trace = timeline.RunTrace(options, run_metadata, f"hlobridge Session (jit={self.jit}, {self.device})",
+                                      self.compile_events)
+            start = time.perf_counter()
+            values = plan.execute(feeds, self._env, trace.wrap(plan.units))
+            trace.finish(start, time.perf_counter(), plan)
         else:
-            values = self._execute(plan, feeds)
+            values = plan.execute(feeds, self._env)
         return _rebuild(structure, [None if ref is None else values[ref] for ref in plan.fetch_refs])
 
     def clustering(self, fetches, feed_dict: dict | None = None) -> Clustering:
@@ -164,7 +166,7 @@ class Session:
 
     def _declared_spec(self, ref: TensorRef) -> TensorSpec | None:
         node = self.graph.nodes[ref.node]
-        if node.op in ("Placeholder", "PlaceholderV2"):
+        if node.op in PLACEHOLDERS:
             return TensorSpec(node.attr("dtype"), node.attr("shape", None))
         return None
 
@@ -189,16 +191,16 @@ class Session:
         return targets, refs
 
     # -- planning ---------------------------------------------------------------------------------
-    def _make_plan(self, targets, fetch_refs, feeds) -> _Plan:
+    def _make_plan(self, targets, fetch_refs, feeds) -> Plan:
         graph = self.graph
         needed = graph.prune(list(targets) + [r.node for r in fetch_refs if r is not None and r not in feeds],
                              feeds)
-        unfed = [n for n in needed if graph.nodes[n].op in ("Placeholder", "PlaceholderV2")]
+        unfed = [n for n in needed if graph.nodes[n].op in PLACEHOLDERS]
         if unfed:
             raise InputError(f"placeholder(s) {', '.join(sorted(unfed))} must be fed "
                              f"(feed_dict has {', '.join(map(str, feeds)) or 'nothing'})")
         feed_specs = {r: TensorSpec(v.dtype, tuple(v.shape)) for r, v in feeds.items()}
-        specs = infer_specs(graph, needed, feed_specs)
+        specs = infer_specs(graph, needed, feed_specs, self._folding)
         outputs = outputs_by_node(specs)
         fetched = [r for r in fetch_refs if r is not None and r not in feeds]
         clustering = mark_for_compilation(graph, needed, cut=feeds, fetched=fetched,
@@ -216,10 +218,12 @@ class Session:
                 constants.update({TensorRef(name, i): s.value for i, s in enumerate(out_specs)})
                 folded.add(name)  # computed once, at plan time
             steps[name] = NodeStep(name, node, entry, out_specs, [specs[r] for r in node.inputs], deadness)
-        launches = {c.name: ClusterLaunch(graph, c, specs, self._jit) for c in clustering.clusters}
+        launches = {c.name: ClusterLaunch(graph, c, specs, self._jit, self._jit_state,
+                                          [steps[n] for n in c.nodes], self._folding)
+                    for c in clustering.clusters}
         units = [launches.get(u) or steps[u] for u in self._unit_order(needed, feeds, clustering)
                  if u not in folded]
-        return _Plan(units, steps, constants, specs, list(fetch_refs), clustering)
+        return Plan(units, constants, specs, list(fetch_refs), clustering)
 
     def _unit_order(self, needed: set, feeds: dict, clustering: Clustering) -> list[str]:
         """Clusters and lone nodes in dependency order (Kahn; ties by graph order)."""
@@ -240,42 +244,3 @@ class Session:
         if refused:
             lines = [f"  {n} ({self.graph.nodes[n].op}): {clustering.reason(n)}" for n, _ in refused]
             raise HlobridgeError(f"jit=strict: {len(refused)} op(s) cannot be compiled:\n" + "\n".join(lines))
-
-    # -- execution ---------------------------------------------------------------------------------
-    def _execute(self, plan: _Plan, feeds: dict) -> dict:
-        values: dict[TensorRef, object] = {**plan.constants, **feeds}
-        with np.errstate(all="ignore"):  # a kernel's inf or nan is the answer, as in TF: no warning
-            for unit in plan.units:
-                if isinstance(unit, ClusterLaunch):
-                    self._launch(unit, plan, values)
-                else:
-                    self._run_node(unit, values)
-        fetched = {}
-        for r in plan.fetch_refs:
-            if r is None:
-                continue
-            v = values[r]
-            if isinstance(v, VariableHandle) and plan.specs[r].dtype != dtypes.RESOURCE:
-                v = self.variables.read_host(v, "fetch")
-            # a copy of device data: the user may write to it, the buffer may back a variable
-            fetched[r] = np.array(to_host(v)) if is_device_array(v) else np.asarray(v)
-        return fetched
-
-    def _launch(self, launch: ClusterLaunch, plan: _Plan, values: dict) -> None:
-        args = [values[r] for r in launch.tensor_inputs]
-        exe = launch.executable(launch.signature(args), args)
-        if exe is None:  # this signature fell back: the members run on their kernels
-            for name in launch.nodes:
-                self._run_node(plan.steps[name], values)
-            return
-        variables = [self.variables.read(values[r], launch.name) for r in exe.resource_args]
-        results = exe.invoke(*args, *variables)
-        if not isinstance(results, tuple):
-            results = () if results is None else (results,)
-        n = exe.n_outputs
-        values.update(zip(launch.outputs, results[:n]))
-        for r, v in zip(exe.written, results[n:]):
-            self.variables.write(values[r], v)
-
-    def _run_node(self, step: NodeStep, values: dict) -> None:
-        run_step(step, values, self.variables, self._functions)

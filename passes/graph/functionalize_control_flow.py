@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hlobridge.errors import GraphError
-from hlobridge.frontend.functions import FunctionGraph, unique_name
+from hlobridge.frontend.functions import FunctionGraph, library_of, unique_name
 from hlobridge.frontend.graph import FuncAttr, Graph, Node, TensorRef
 
 FRAME_OPS = {"Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration", "LoopCond"}
@@ -41,7 +41,7 @@ def functionalize(graph: Graph) -> Graph:
     pass does not recognise."""
     if not any(n.op in FRAME_OPS | SWITCH_OPS for n in graph.nodes.values()):
         return graph
-    library = graph.function_library
+    library = library_of(graph)
     nodes = dict(graph.nodes)
     while True:
         frames = _frames(nodes)
@@ -50,9 +50,7 @@ def functionalize(graph: Graph) -> Graph:
         frame, enters = _innermost(nodes, frames)
         _LoopRewrite(nodes, frame, enters, library).run()
     functionalize_conds(nodes, library, graph.source)
-    out = Graph(nodes.values(), graph.library, graph.source)
-    out._function_library = library
-    return out
+    return Graph(nodes.values(), graph.library, graph.source, library)
 
 
 def _frames(nodes: dict) -> dict[str, list[str]]:
@@ -212,8 +210,7 @@ class _LoopRewrite:
         source = f"v1 while loop '{self.frame}' {kind}"
         fn_nodes = {n.name: n for n in fn_nodes}
         functionalize_conds(fn_nodes, self.library, source)
-        graph = Graph(fn_nodes.values(), None, source)
-        graph._function_library = self.library
+        graph = Graph(fn_nodes.values(), None, source, self.library)
         fn_name = self.library.unique_name(f"{self.frame.replace('/', '_')}_{kind}")
         fn = FunctionGraph(fn_name, graph, [a for a, _ in args.values()], [remap.get(r, r) for r in rets],
                            effects)
@@ -327,8 +324,7 @@ class _CondRewrite:
         for b, (nodes, rets, effects) in fns.items():
             nodes = placeholders + nodes
             fn_name = self.library.unique_name(f"{name.replace('/', '_')}_{'then' if b else 'else'}")
-            graph = Graph(nodes, None, f"v1 conditional '{name}' {'then' if b else 'else'} branch")
-            graph._function_library = self.library
+            graph = Graph(nodes, None, f"v1 conditional '{name}' {'then' if b else 'else'} branch", self.library)
             self.library.add(FunctionGraph(fn_name, graph, arg_names, rets, effects))
             fns[b] = fn_name
         attrs = {"Tcond": np.dtype(np.bool_), "Tin": [p.attrs["dtype"] for p in placeholders], "Tout": types,

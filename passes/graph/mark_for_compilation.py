@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hlobridge import dtypes
+from hlobridge.frontend.functions import library_of
 from hlobridge.frontend.graph import FuncAttr, Graph, TensorRef
 from hlobridge.ops import registry, typesets
+from hlobridge.ops.kinds import GRAPH_INPUTS
 
 from .functionalize_control_flow import maybe_dead
 
@@ -51,7 +53,6 @@ REASONS = {
     "maybe_dead": "v1 control flow (Switch/Merge) that could not be functionalized: its value may be dead",
 }
 
-GRAPH_INPUTS = {"Placeholder", "PlaceholderV2", "PlaceholderWithDefault"}
 VARIABLES = {"VarHandleOp", "VariableV2", "Variable"}
 RANDOM = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt"}
 ZERO_WEIGHT = {"Const", "Identity", "IdentityN", "NoOp", "Snapshot"}
@@ -245,7 +246,8 @@ def mark_for_compilation(graph: Graph, nodes=None, *, cut=(), fetched=(),
     selected = set(graph.nodes) if nodes is None else set(nodes)
     order = [n for n in graph.order if n in selected]
     cut = set(cut)
-    reasons = {n: r for n in order if (r := _reason(graph.nodes[n], options.jit, graph.function_library)) is not None}
+    library = library_of(graph)
+    reasons = {n: r for n in order if (r := _reason(graph.nodes[n], options.jit, library)) is not None}
     for n in maybe_dead(graph, selected):  # a cluster runs whole: none of its inputs may be dead
         reasons.setdefault(n, "maybe_dead")
     candidates = [n for n in order if n not in reasons]

@@ -1,0 +1,84 @@
+"""Running iree-compile: StableHLO text or bytecode -> vmfb bytes.
+
+IREE runs as the `iree-compile` subprocess (`compile_str`), so a crash inside IREE is an error
+message, not a dead Python process (see iree-notes). Its phases can be dumped, its dispatch
+statistics collected (iree_stats.py), and a module whose hlobridge dispatch regions IREE
+rejects is compiled again without them, with a warning.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import warnings
+from pathlib import Path
+
+from iree.compiler import CompilerToolError, compile_str
+
+from hlobridge.passes.ir.dispatch_regions import without_regions
+
+from ..debug.dump import Dumper
+from ..errors import CompileError, FusionFallbackWarning
+from . import iree_stats
+from .options import CompileOptions
+
+# IREE's compilation phases, dumped as iree-<phase> (--compile-to accepts each).
+IREE_PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow",
+               "stream", "executable-sources", "executable-configurations", "executable-targets",
+               "hal", "vm")
+
+def compile_mlir(source: str | bytes, options: CompileOptions, dump: Dumper | None = None,
+                 stats: dict | None = None) -> bytes:
+    """StableHLO text or bytecode -> vmfb bytes, in the iree-compile subprocess; a `stats`
+    dict receives IREE's dispatch statistics (iree_stats.py)."""
+    tmp = None
+    extra = options.iree_flags()
+    stats_dir = tempfile.TemporaryDirectory(prefix="hlobridge-stats-") if stats is not None else None
+    if stats_dir is not None:
+        extra += iree_stats.flags(Path(stats_dir.name) / "stats.json")
+    if dump is not None and dump.directory and any(dump.wants(f"iree-{p}") for p in IREE_PHASES):
+        tmp = tempfile.mkdtemp(prefix="iree-phases-", dir=dump.directory)
+        extra.append(f"--dump-compilation-phases-to={tmp}")
+    try:
+        vmfb = _iree_compile(source, options, extra)
+    finally:
+        if stats_dir is not None:
+            stats_file = Path(stats_dir.name) / "stats.json"
+            if stats_file.exists():
+                stats.update(iree_stats.read(stats_file))
+            stats_dir.cleanup()
+    if tmp:
+        phases = sorted(Path(tmp).glob("*.mlir"), key=lambda p: int(p.name.split(".")[1]))
+        for p in phases:
+            dump(f"iree-{p.name.split('.')[2]}", p.read_text())
+            p.unlink()
+        Path(tmp).rmdir()
+    return vmfb
+
+
+def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]) -> bytes:
+    """compile_str; if IREE cannot compile hlobridge's dispatch regions (passes/fusion.py),
+    warn and compile the same module without them, as fusion="iree" would."""
+    def compile_once(src):
+        try:
+            return compile_str(src, input_type="stablehlo", target_backends=[options.target], extra_args=extra)
+        except CompilerToolError as e:
+            raise CompileError(f"IREE failed to compile for {options.target}:\n{_short_diagnostics(str(e))}") from None
+
+    try:
+        return compile_once(source)
+    except CompileError as e:
+        error = e
+    plain = without_regions(source)
+    if plain is None:
+        raise error
+    cause = next((ln.strip() for ln in str(error).splitlines()[1:] if "error" in ln), "")[:300]
+    warnings.warn(FusionFallbackWarning(
+        f"IREE could not compile hlobridge's dispatch regions, so IREE formed the dispatches "
+        f"itself (as --fusion=iree). Cause: {cause}"), stacklevel=4)
+    return compile_once(plain)
+
+
+def _short_diagnostics(text: str, limit: int = 40) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    keep = [ln for ln in lines if "error" in ln.lower() or "note" in ln.lower()] or lines
+    return "\n".join(keep[:limit])

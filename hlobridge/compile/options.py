@@ -1,0 +1,55 @@
+"""Compile options: one dataclass that says what a compile is for, turned into hlobridge's IR
+stages and iree-compile's flags."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from hlobridge.passes.ir import pipeline
+
+from ..errors import HlobridgeError
+
+TARGETS = ("llvm-cpu", "cuda")
+# IREE 3.13 has no sm_90 entry (iree-org/iree#22147) and crashes on "hopper". sm_80 code
+# runs on A100 natively and on H100/H200 through the driver's PTX JIT.
+DEFAULT_CUDA_ARCH = "sm_80"
+# Portable CPU defaults: "host" tunes for this machine; cross triples for AOT elsewhere.
+CPU_TRIPLES = {"aarch64": "aarch64-unknown-linux-gnu", "x86_64": "x86_64-unknown-linux-gnu"}
+
+
+@dataclass
+class CompileOptions:
+    """What to compile for and how: target and CPU/GPU model, hlobridge's IR stages
+    (precision, fusion) and extra iree-compile flags. Part of every compile cache key."""
+
+    target: str = "llvm-cpu"
+    cpu: str = "host"
+    cpu_triple: str | None = None
+    cuda_arch: str = DEFAULT_CUDA_ARCH
+    extra_flags: Sequence[str] = ()
+    precision: str = "f32"  # "bf16"/"f16": compute f32 graphs in it (passes/reduce_precision.py)
+    # who forms dispatches: "hlobridge" (passes/fusion.py), "iree" (IREE alone) or "none" (one per op)
+    fusion: str = "iree"
+
+    def stages(self) -> tuple:
+        """hlobridge's IR pipeline (passes/pipeline.py) for these options."""
+        return pipeline.build(precision=self.precision, fusion=self.fusion)
+
+    def iree_flags(self) -> list[str]:
+        """The iree-compile flags these options mean (validated: a bad target is an error)."""
+        if self.target == "llvm-cpu":
+            flags = [f"--iree-llvmcpu-target-cpu={self.cpu}"]
+            if self.cpu_triple:
+                triple = CPU_TRIPLES.get(self.cpu_triple, self.cpu_triple)
+                flags.append(f"--iree-llvmcpu-target-triple={triple}")
+        elif self.target == "cuda":
+            if not re.fullmatch(r"sm_\d+a?", self.cuda_arch):
+                raise HlobridgeError(f"--cuda-arch must look like sm_80, got '{self.cuda_arch}'")
+            flags = [f"--iree-cuda-target={self.cuda_arch}"]
+        else:
+            raise HlobridgeError(f"unknown target '{self.target}'; choose one of {', '.join(TARGETS)}")
+        # TensorFlow computes float64 in float64; IREE would demote it to f32 by default.
+        flags.append("--iree-input-demote-f64-to-f32=false")
+        return flags + list(self.extra_flags)

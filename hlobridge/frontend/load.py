@@ -1,0 +1,36 @@
+"""The one place a GraphDef becomes the Graph hlobridge runs: parse -> inline -> functionalize.
+
+TensorFlow's XLA JIT sees a graph after the function inliner and, for v1 control flow, after
+functionalization; so does every stage here. `load_graph` accepts what users hold: a path
+(`.pbtxt` or `.pb`), a GraphDef message, or a Graph (returned as is).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hlobridge.passes.graph.functionalize_control_flow import functionalize
+
+from .functions import FunctionLibrary, inline_calls
+from .graph import Graph, node_from_def
+from .graphdef import read_graphdef
+from .proto import schema
+
+
+def graph_from_graphdef(graph_def, source: str = "<graphdef>") -> Graph:
+    """The graph as hlobridge runs it: function calls inlined (functions.py), v1 control flow
+    functionalized where it can be (passes/graph/functionalize_control_flow.py)."""
+    library = FunctionLibrary(graph_def.library)
+    graph = Graph((node_from_def(nd) for nd in graph_def.node), graph_def.library, source, library)
+    return functionalize(inline_calls(graph))
+
+
+def load_graph(source) -> Graph:
+    """A Graph from a path, a GraphDef message, or a Graph (returned as is)."""
+    if isinstance(source, Graph):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        return graph_from_graphdef(read_graphdef(source), str(source))
+    if isinstance(source, schema.GraphDef):
+        return graph_from_graphdef(source)
+    raise TypeError(f"expected a path, GraphDef or Graph, got {type(source).__name__}")
