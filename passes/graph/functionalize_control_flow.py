@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hlobridge.analysis.graph_algorithms import reachable
 from hlobridge.errors import GraphError
 from hlobridge.frontend.functions import FunctionGraph, library_of, unique_name
 from hlobridge.frontend.graph import FuncAttr, Graph, Node, TensorRef
@@ -71,16 +72,15 @@ def _consumers(nodes: dict) -> dict[str, list[str]]:
 
 def _frame_body(nodes: dict, users: dict, enters: list[str]) -> set[str]:
     """Everything reachable from the frame's Enters, up to and including its Exits."""
-    seen, todo = set(), list(enters)
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        if nodes[name].op in ("Exit", "RefExit"):
-            continue
-        todo.extend(users[name])
-    return seen
+    return reachable(enters, lambda name: [] if nodes[name].op in ("Exit", "RefExit") else users[name])
+
+
+def _ancestors_within(nodes: dict, targets, within: set[str]) -> set[str]:
+    """The `targets` in `within` and every node of `within` they depend on (data or control)
+    through nodes of `within`."""
+    return reachable([t for t in targets if t in within],
+                     lambda name: [p for p in [r.node for r in nodes[name].inputs] + nodes[name].control_inputs
+                                   if p in within])
 
 
 def _innermost(nodes: dict, frames: dict):
@@ -184,15 +184,8 @@ class _LoopRewrite:
         return users[0]
 
     def _closure(self, targets: list[str], within: set[str]) -> set[str]:
-        seen, todo = set(), [t for t in targets if t in within]
-        while todo:
-            name = todo.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            n = self.nodes[name]
-            todo.extend(p for p in [r.node for r in n.inputs] + n.control_inputs if p in within)
-        return seen
+        """`targets` and what they depend on, staying `within`."""
+        return _ancestors_within(self.nodes, targets, within)
 
     def _function(self, kind: str, members: set, args: dict, rets: list, effects: list, remap: dict):
         """A FunctionGraph of `members`, reading `args` (node name -> (arg name, dtype))."""
@@ -367,13 +360,7 @@ class _CondRewrite:
             controls = [c for c in n.control_inputs if c in members]
             fn_nodes.append(Node(name, n.op, [local(r) for r in n.inputs], controls, n.device, n.attrs, n.node_def))
         fn_rets = [local(r) for r in rets]
-        needed = set()
-        todo = [r.node for r in fn_rets if r.node in members]
-        while todo:
-            x = todo.pop()
-            if x not in needed:
-                needed.add(x)
-                todo.extend(p for p in [r.node for r in g.nodes[x].inputs] + g.nodes[x].control_inputs if p in members)
+        needed = _ancestors_within(g.nodes, [r.node for r in fn_rets], members)
         effects = sorted(members - needed)
         return fn_nodes, fn_rets, effects
 

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hlobridge.analysis.graph_algorithms import reachable
+
 # Op kinds (fusion.py classifies StableHLO ops into these).
 ELEMENTWISE = "elementwise"
 CHEAP = "cheap"  # broadcasts, slices, transposes, scalar and i1 arithmetic: copied into each reader
@@ -187,13 +189,8 @@ class _Planner:
             for o in ops)
 
     def ancestors(self, op: int) -> set[int]:
-        seen, stack = set(), list(self.nodes[op].operands)
-        while stack:
-            p = stack.pop()
-            if p not in seen:
-                seen.add(p)
-                stack.extend(self.nodes[p].operands)
-        return seen
+        """Every op `op` reads, directly or through others."""
+        return reachable(self.nodes[op].operands, lambda p: self.nodes[p].operands)
 
     def pull_producers(self, g: Group, frontier: list[int], takes=None, avoid=frozenset()) -> None:
         takes = TAKES_PRODUCERS.get(g.kind, frozenset()) if takes is None else takes
