@@ -3,8 +3,9 @@
 import subprocess
 import sys
 from pathlib import Path
+from tests.conftest import TESTS
 
-LIT_DIR = Path(__file__).parent / "lit"
+LIT_DIR = TESTS / "lit"
 
 
 def test_lit_suite():

@@ -10,7 +10,8 @@ from hlobridge.cli import explain as explain_cli
 from hlobridge.frontend.graph_builder import GraphBuilder
 from hlobridge.passes.graph.mark_for_compilation import ClusterOptions, mark_for_compilation
 
-from .corpus import Case
+from tests.corpus import Case
+from tests.conftest import TESTS
 
 F32 = np.float32
 
@@ -94,7 +95,7 @@ def test_every_left_out_node_has_a_reason(op, inputs, attrs, reason):
 
 
 def test_explain_names_uncompilable_ops_and_their_reasons():
-    case = Case.load(__import__("pathlib").Path(__file__).parent / "graphs" / "mixed_fallback")
+    case = Case.load(TESTS / "graphs" / "mixed_fallback")
     result = hlobridge.explain(case.graph_path)
     data = result.to_dict()
     left_out = {e["node"]: e for e in data["left_out"]}

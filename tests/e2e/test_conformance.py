@@ -18,9 +18,10 @@ import pytest
 from hlobridge.errors import JitFallbackWarning
 from hlobridge.runtime.session import Session
 
-from .corpus import Case, check_inference, judge_training, run_training
+from tests.corpus import Case, check_inference, judge_training, run_training
+from tests.conftest import TESTS
 
-CONFORMANCE = Path(__file__).parent / "conformance"
+CONFORMANCE = TESTS / "conformance"
 CASES = sorted(d.name for d in CONFORMANCE.iterdir() if (d / "case.json").is_file())
 
 # Op types the corpus must hold, by issue 4's families: a regenerated corpus that loses one of

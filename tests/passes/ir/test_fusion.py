@@ -21,7 +21,7 @@ from hlobridge.debug.explain import explain
 from hlobridge.passes.ir import fusion
 from hlobridge.runtime.session import Session
 
-from .corpus import Case
+from tests.corpus import Case
 
 MODES = ("hlobridge", "iree", "none")
 

@@ -14,9 +14,10 @@ from hlobridge.compile.cache import clear_memory_cache
 from hlobridge.compile.driver import CompileOptions
 from hlobridge.errors import JitFallbackWarning
 
-from .corpus import Case
+from tests.corpus import Case
+from tests.conftest import TESTS
 
-GRAPHS = Path(__file__).parent / "graphs"
+GRAPHS = TESTS / "graphs"
 METADATA = {"process_name": "name", "thread_name": "name", "thread_sort_index": "sort_index"}
 
 

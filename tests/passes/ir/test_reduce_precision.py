@@ -14,7 +14,7 @@ from hlobridge.cli import compile as compile_cli
 from hlobridge.compile.driver import CompileOptions, compile_graph
 from hlobridge.errors import HlobridgeError
 
-from .corpus import Case
+from tests.corpus import Case
 
 # Measured on 2026-11-23: bf16 logits within 0.0080, probabilities within 0.00083; f16 within
 # 0.00094 and 0.00012 (the softmax is an output's elementwise tail: it stays f32). The bounds

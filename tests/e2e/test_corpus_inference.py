@@ -10,7 +10,7 @@ import pytest
 import hlobridge
 from hlobridge.cli import compile as compile_cli
 
-from .corpus import Case, assert_matches
+from tests.corpus import Case, assert_matches
 
 
 @pytest.fixture(scope="module")

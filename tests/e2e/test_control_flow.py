@@ -14,7 +14,7 @@ from hlobridge.compile import driver as compiler
 from hlobridge.errors import AssertionFailedError, GraphError
 from hlobridge.frontend.graph_builder import GraphBuilder
 
-from .corpus import Case, assert_matches
+from tests.corpus import Case, assert_matches
 
 F32, I32 = np.float32, np.int32
 

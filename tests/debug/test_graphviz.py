@@ -13,8 +13,8 @@ from hlobridge.cli import explain as explain_cli
 from hlobridge.compile.driver import lower_graph
 from hlobridge.debug.graphviz import clustered_graph_dot, quote, stablehlo_dot
 
-from . import dot_check
-from .conftest import ROOT
+from tests import dot_check
+from tests.conftest import ROOT
 
 MIXED = ROOT / "tests" / "graphs" / "mixed_fallback" / "graph.pbtxt"
 
@@ -145,7 +145,7 @@ def test_a_session_dumps_each_cluster_compile_as_dot(tmp_path, monkeypatch):
     from hlobridge import Session, flags
     from hlobridge.compile.cache import clear_memory_cache
 
-    from .corpus import Case
+    from tests.corpus import Case
 
     case = Case.load(ROOT / "tests" / "graphs" / "linreg_batch")
     monkeypatch.setenv("HLOBRIDGE_FLAGS", f"--dump-to={tmp_path} --dump-pass=graphviz")

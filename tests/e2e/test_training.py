@@ -9,9 +9,10 @@ import pytest
 from hlobridge.errors import JitFallbackWarning
 from hlobridge.runtime.session import Session
 
-from .corpus import Case, judge_training, run_training
+from tests.corpus import Case, judge_training, run_training
+from tests.conftest import TESTS
 
-OWN = Path(__file__).parent / "graphs"
+OWN = TESTS / "graphs"
 JIT = ["off", "auto"]
 
 

@@ -13,9 +13,9 @@ from hlobridge.frontend.load import load_graph
 from hlobridge.frontend.graphdef import read_graphdef
 from hlobridge.frontend.proto.schema import GraphDef
 
-from . import dot_check
-from .conftest import ROOT
-from .corpus import Case
+from tests import dot_check
+from tests.conftest import ROOT
+from tests.corpus import Case
 
 MIXED = ROOT / "tests" / "graphs" / "mixed_fallback" / "graph.pbtxt"
 

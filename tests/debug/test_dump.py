@@ -13,7 +13,8 @@ from hlobridge.debug.dump import Dumper, numbered_subdirectory
 from hlobridge.errors import HlobridgeError
 from hlobridge.runtime.session import Session
 
-from .corpus import Case
+from tests.corpus import Case
+from tests.conftest import TESTS
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def test_session_dumps_each_cluster_compile_in_its_own_numbered_directory(shared
 
 
 def test_compile_graph_reads_the_environment_and_explicit_options_win(tmp_path, env_flags):
-    graph = Path(__file__).parent / "lit" / "lowering" / "softmax.pbtxt"
+    graph = TESTS / "lit" / "lowering" / "softmax.pbtxt"
     env_flags(f"--dump-to={tmp_path / 'env'} --dump-pass=^stablehlo$")
     compile_graph(graph)
     assert [p.name for p in (tmp_path / "env").iterdir()] == ["00-stablehlo.mlir"]

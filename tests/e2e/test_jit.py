@@ -17,9 +17,10 @@ from hlobridge.compile.driver import CompileOptions
 from hlobridge.errors import JitFallbackWarning, RecompilationWarning
 from hlobridge.runtime.session import Session
 
-from .corpus import Case, check_inference
+from tests.conftest import ROOT, TESTS
+from tests.corpus import Case, check_inference
 
-GRAPHS = Path(__file__).parent / "graphs"
+GRAPHS = TESTS / "graphs"
 
 
 def _case(name):
@@ -46,7 +47,7 @@ WARM_START = """
 import sys
 from hlobridge.runtime.session import Session
 sys.path.insert(0, {root!r})
-from tests.test_jit import _case, _train_steps
+from tests.e2e.test_jit import _case, _train_steps
 case = _case("linreg_batch")
 sess = Session(case.graph_path, jit="auto", cache_dir={cache!r})
 _train_steps(case, sess, range(3))
@@ -55,7 +56,7 @@ print(sorted({{e.source for e in sess.compile_events}}))
 
 
 def test_second_process_starts_warm_from_the_disk_cache(tmp_path):
-    code = WARM_START.format(root=str(Path(__file__).parent.parent), cache=str(tmp_path))
+    code = WARM_START.format(root=str(ROOT), cache=str(tmp_path))
     first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert first.stdout.strip() == "['compiled']"
