@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Step time under each fusion mode, in one process: hlobridge's fusion pass, IREE's own
-dispatch formation, and one dispatch per op (CompileOptions.fusion, passes/fusion.py).
+dispatch formation, and one dispatch per op (CompileOptions.fusion, passes/ir/fusion.py).
 
     python benchmarks/fusion.py                       # every compilable case of ../shared/graphs
     python benchmarks/fusion.py cnn_train mlp_adam --device cpu --repeat 7

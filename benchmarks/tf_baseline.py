@@ -3,12 +3,12 @@
 
 Run with a Python that has TensorFlow (a development tool only, never an hlobridge dependency):
 
-    /work/tfvenv/bin/python benchmarks/tf_baseline.py CASE_DIR [CASE_DIR ...]
+    .tfvenv/bin/python benchmarks/tf_baseline.py CASE_DIR [CASE_DIR ...]
         [--steps N] [--warmup N] [--repeat R] [--onednn {default,on,off}]
         [--intra-op N] [--inter-op N] [--json-out FILE]
 
 CASE_DIR is a corpus case folder (graph.pb, case.json, data.npz; format and protocol in
-/work/shared/graphs/README.md). Cases whose case.json "kind" is not "train" are skipped with a
+../shared/graphs/README.md). Cases whose case.json "kind" is not "train" are skipped with a
 note on stderr.
 
 For each training case, as a ``tf.compat.v1.Session`` would run it:

@@ -4,7 +4,7 @@
 
     python benchmarks/train_step.py                          # every training case of ../shared/graphs
     python benchmarks/train_step.py mlp_adam cnn_train --device cpu-task
-    python benchmarks/train_step.py --tf-python /work/tfvenv/bin/python --json-out bench.json
+    python benchmarks/train_step.py --tf-python .tfvenv/bin/python --json-out bench.json
 
 Per case, following the corpus protocol (init feeding TF's initial values, step 0's feeds):
 - cold start: a new Session with an empty disk cache and an empty memory cache; init + first

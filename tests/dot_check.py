@@ -1,4 +1,4 @@
-"""A strict parser for the DOT subset hlobridge/graphviz.py writes, so that tests check the
+"""A strict parser for the DOT subset hlobridge/debug/graphviz.py writes, so that tests check the
 files' structure (and what they say) on machines without Graphviz, where `dot -Tpng`
 cannot run.
 

@@ -2,12 +2,12 @@
 """Write hlobridge's conformance corpus: small graphs for every op family and graph feature
 hlobridge must run, each with TensorFlow's own results.
 
-Same format as the shared corpus (/work/shared/graphs, see its README.md); tests/corpus.py
-reads it and tests/test_conformance.py runs every case. TensorFlow is a development tool only:
+Same format as the shared corpus (../shared/graphs, see its README.md); tests/corpus.py
+reads it and tests/e2e/test_conformance.py runs every case. TensorFlow is a development tool only:
 
-    /work/tfvenv/bin/python tools/make_conformance_corpus.py --out tests/conformance
-    /work/tfvenv/bin/python tools/make_conformance_corpus.py --out /tmp/c math_activations
-    /work/tfvenv/bin/python tools/make_conformance_corpus.py --list
+    .tfvenv/bin/python tools/make_conformance_corpus.py --out tests/conformance
+    .tfvenv/bin/python tools/make_conformance_corpus.py --out /tmp/c math_activations
+    .tfvenv/bin/python tools/make_conformance_corpus.py --list
 
 Every expected value comes from running the GraphDef exactly as written (imported into a fresh
 graph) in a tf.compat.v1.Session with one thread, oneDNN off and deterministic ops, except
@@ -87,15 +87,15 @@ def write_readme(out_dir, written):
 README_HEAD = """# hlobridge's conformance corpus
 
 Written by `tools/make_conformance_corpus.py` with TensorFlow {tf} (CPU) in the shared corpus's
-format (`/work/shared/graphs/README.md`): `NAME/{{graph.pbtxt, graph.pb, case.json, data.npz,
+format (`../shared/graphs/README.md`): `NAME/{{graph.pbtxt, graph.pb, case.json, data.npz,
 ops.json}}`. Reference environment: {env}, fixed seeds, one thread. Expected values come from
 running each GraphDef as written (see each description for the one exception).
-`tests/test_conformance.py` runs every case under `jit="auto"` and `jit="off"`.
+`tests/e2e/test_conformance.py` runs every case under `jit="auto"` and `jit="off"`.
 
 Keys beyond the shared corpus: `family` (the op family or feature), and in an inference run
 `expected_error` (a substring of TensorFlow's error message) with `expected_error_type`: that
 run has no expected values, fetches the case's `fetches`, and must fail with that message.
-Regenerate with `/work/tfvenv/bin/python tools/make_conformance_corpus.py --out tests/conformance`
+Regenerate with `.tfvenv/bin/python tools/make_conformance_corpus.py --out tests/conformance`
 (this file is rewritten too). A full run writes identical files each time; writing a subset
 renames TF's numbered functions (TF counts them per process), so commit full runs.
 

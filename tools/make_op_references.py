@@ -15,7 +15,7 @@ for variable cases "<case>/var<i>" (before) and "<case>/after<i>".
 
 TensorFlow is a development tool only; run with its separate environment:
 
-    /work/tfvenv/bin/python tools/make_op_references.py [--out PATH]
+    .tfvenv/bin/python tools/make_op_references.py [--out PATH]
 """
 
 import os

@@ -13,7 +13,7 @@ plus float64 sums of the whole output. bfloat16 values are stored as their uint1
 
 TensorFlow is a development tool only; run with its separate environment:
 
-    /work/tfvenv/bin/python tools/make_philox_reference.py [--out PATH]
+    .tfvenv/bin/python tools/make_philox_reference.py [--out PATH]
 """
 
 import os

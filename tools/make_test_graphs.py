@@ -2,14 +2,14 @@
 """Generate hlobridge's own graph test cases with TensorFlow.
 
 Writes NAME/{graph.pbtxt, graph.pb, case.json, data.npz, ops.json} under tests/graphs/, in the
-same format as the shared corpus (/work/shared/graphs, see its README.md).
+same format as the shared corpus (../shared/graphs, see its README.md).
 
 TensorFlow is a development tool only: it is imported by this script and nowhere else in
 hlobridge. Run with a separate environment that has tensorflow-cpu installed, e.g.
 
-    /work/tfvenv/bin/python tools/make_test_graphs.py            # all cases
-    /work/tfvenv/bin/python tools/make_test_graphs.py mixed_fallback adam_ref
-    /work/tfvenv/bin/python tools/make_test_graphs.py --out /tmp/graphs
+    .tfvenv/bin/python tools/make_test_graphs.py            # all cases
+    .tfvenv/bin/python tools/make_test_graphs.py mixed_fallback adam_ref
+    .tfvenv/bin/python tools/make_test_graphs.py --out /tmp/graphs
 """
 
 import argparse

@@ -1,7 +1,7 @@
 """Writing graph cases in the corpus format, with TensorFlow (a development tool only).
 
 One place for what every generator shares: the reference environment, the case layout
-(NAME/{graph.pbtxt, graph.pb, case.json, data.npz, ops.json}, as /work/shared/graphs/README.md
+(NAME/{graph.pbtxt, graph.pb, case.json, data.npz, ops.json}, as ../shared/graphs/README.md
 describes), recording inference runs and the training protocol. Used by
 tools/make_test_graphs.py (tests/graphs) and tools/make_conformance_corpus.py (tests/conformance).
 

@@ -1,4 +1,4 @@
-"""Graphviz output (hlobridge/graphviz.py): the clustered TF graph and StableHLO with fusion
+"""Graphviz output (hlobridge/debug/graphviz.py): the clustered TF graph and StableHLO with fusion
 groups. Every file is parsed by tests/dot_check.py (structure and content) and, where
 Graphviz is installed, rendered by `dot -Tpng`."""
 

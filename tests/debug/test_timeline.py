@@ -1,4 +1,4 @@
-"""Timelines (hlobridge/timeline.py): Session.run(..., options=RunOptions(trace=True)) writes
+"""Timelines (hlobridge/debug/timeline.py): Session.run(..., options=RunOptions(trace=True)) writes
 Chrome trace-event JSON, one complete event per cluster launch, reference-kernel op and compile."""
 
 import json

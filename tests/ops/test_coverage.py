@@ -11,7 +11,7 @@ COVERED_ELSEWHERE = {
     "Const": "folded into constants: tests/lit, every graph test",
     "Placeholder": "function inputs: every test",
     "NoOp": "no outputs: tests/test_cli_and_runtime.py",
-    **{op: "bodies in the function library: tests/test_control_flow.py (kernel and compiled)"
+    **{op: "bodies in the function library: tests/e2e/test_control_flow.py (kernel and compiled)"
        for op in ("If", "StatelessIf", "Case", "StatelessCase", "While", "StatelessWhile")},
 }
 

@@ -1,4 +1,4 @@
-"""Clustering rules (passes/mark_for_compilation.py) and `explain`, on small graphs."""
+"""Clustering rules (passes/graph/mark_for_compilation.py) and `explain`, on small graphs."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""Fusion (passes/fusion.py): dispatch counts on every corpus graph, results unchanged, the API.
+"""Fusion (passes/ir/fusion.py): dispatch counts on every corpus graph, results unchanged, the API.
 
 The counts are pinned because `flow.dispatch.region` is internal to IREE: an IREE upgrade may
 change what it makes of our regions. If these numbers change, re-measure (`hlobridge-explain
