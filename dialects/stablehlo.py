@@ -24,6 +24,7 @@ Value = ir.Value
 # -- types and attributes ---------------------------------------------------------------
 
 def element_type(dtype) -> ir.Type:
+    """numpy dtype -> MLIR element type (f32, bf16, ui8, i1, ...); TypeError when it has none."""
     spelling = dtypes.mlir_name(dtype)
     if spelling is None:
         raise TypeError(f"dtype {dtypes.name(dtype)} has no StableHLO element type")
@@ -31,22 +32,27 @@ def element_type(dtype) -> ir.Type:
 
 
 def tensor_type(shape: Sequence[int], dtype) -> ir.RankedTensorType:
+    """The ranked tensor type of `shape` and `dtype`, e.g. tensor<4x3xf32>."""
     return ir.RankedTensorType.get(list(shape), element_type(dtype))
 
 
 def shape_of(v: Value) -> list[int]:
+    """The static shape of a ranked tensor Value, as a list."""
     return list(ir.RankedTensorType(v.type).shape)
 
 
 def element_type_of(v: Value) -> ir.Type:
+    """The element type of a ranked tensor Value."""
     return ir.RankedTensorType(v.type).element_type
 
 
 def i64_array(values: Sequence[int]) -> ir.DenseI64ArrayAttr:
+    """ints -> DenseI64ArrayAttr, the form of StableHLO's dimension-list attributes."""
     return ir.DenseI64ArrayAttr.get([int(v) for v in values])
 
 
 def i64_elements(values, shape=None) -> ir.DenseIntElementsAttr:
+    """ints -> i64 DenseIntElementsAttr, reshaped to `shape` if given."""
     arr = np.asarray(values, dtype=np.int64)
     if shape is not None:
         arr = arr.reshape(shape)
@@ -103,11 +109,13 @@ def _scalar_attr(value, dtype) -> ir.Attribute:
 
 
 def constant(array, dtype=None) -> Value:
+    """stablehlo.constant of `array` (as `dtype` if given); a uniform array becomes a splat."""
     array = np.asarray(array)
     return _one("stablehlo.constant", [], attrs={"value": dense_attr(array, dtype)})
 
 
 def splat(value, shape: Sequence[int], dtype) -> Value:
+    """stablehlo.constant of `shape`, every element the scalar `value` as `dtype`."""
     attr = ir.DenseElementsAttr.get_splat(tensor_type(shape, dtype), _scalar_attr(value, dtype))
     return _one("stablehlo.constant", [], attrs={"value": attr})
 
@@ -140,12 +148,34 @@ def binary(op: str, a: Value, b: Value) -> Value:
     return _one(f"stablehlo.{op}", [a, b])
 
 
-def add(a, b): return binary("add", a, b)
-def subtract(a, b): return binary("subtract", a, b)
-def multiply(a, b): return binary("multiply", a, b)
-def divide(a, b): return binary("divide", a, b)
-def maximum(a, b): return binary("maximum", a, b)
-def minimum(a, b): return binary("minimum", a, b)
+def add(a, b):
+    """stablehlo.add of two same-typed operands; the result type is inferred."""
+    return binary("add", a, b)
+
+
+def subtract(a, b):
+    """stablehlo.subtract of two same-typed operands; the result type is inferred."""
+    return binary("subtract", a, b)
+
+
+def multiply(a, b):
+    """stablehlo.multiply of two same-typed operands; the result type is inferred."""
+    return binary("multiply", a, b)
+
+
+def divide(a, b):
+    """stablehlo.divide of two same-typed operands; the result type is inferred."""
+    return binary("divide", a, b)
+
+
+def maximum(a, b):
+    """stablehlo.maximum of two same-typed operands; the result type is inferred."""
+    return binary("maximum", a, b)
+
+
+def minimum(a, b):
+    """stablehlo.minimum of two same-typed operands; the result type is inferred."""
+    return binary("minimum", a, b)
 
 
 def _compare_type(et: ir.Type) -> str:
@@ -166,30 +196,36 @@ def compare(direction: str, a: Value, b: Value) -> Value:
 
 
 def select(pred: Value, on_true: Value, on_false: Value) -> Value:
+    """stablehlo.select: on_true where the i1 `pred` is true, else on_false; the result type is inferred."""
     return _one("stablehlo.select", [pred, on_true, on_false])
 
 
 def clamp(lo: Value, x: Value, hi: Value) -> Value:
+    """stablehlo.clamp of x into [lo, hi] (StableHLO's operand order: lo, x, hi); the type is inferred."""
     return _one("stablehlo.clamp", [lo, x, hi])
 
 
 def convert(x: Value, dtype) -> Value:
+    """stablehlo.convert of x's elements to `dtype`, keeping its shape."""
     return _one("stablehlo.convert", [x], [tensor_type(shape_of(x), dtype)])
 
 
 def bitcast_convert(x: Value, shape: Sequence[int], dtype) -> Value:
+    """stablehlo.bitcast_convert: x's bits reinterpreted as a `shape` tensor of `dtype`."""
     return _one("stablehlo.bitcast_convert", [x], [tensor_type(shape, dtype)])
 
 
 # -- shape ----------------------------------------------------------------------------------
 
 def reshape(x: Value, shape: Sequence[int]) -> Value:
+    """stablehlo.reshape to `shape`; x itself when it already has that shape."""
     if shape_of(x) == list(shape):
         return x
     return _one("stablehlo.reshape", [x], [ir.RankedTensorType.get(list(shape), element_type_of(x))])
 
 
 def broadcast_in_dim(x: Value, shape: Sequence[int], dims: Sequence[int]) -> Value:
+    """stablehlo.broadcast_in_dim to `shape`, x's dimension i becoming result dimension dims[i]."""
     return _one("stablehlo.broadcast_in_dim", [x],
                 [ir.RankedTensorType.get(list(shape), element_type_of(x))],
                 {"broadcast_dimensions": i64_array(dims)})
@@ -205,12 +241,14 @@ def broadcast_to(x: Value, shape: Sequence[int]) -> Value:
 
 
 def transpose(x: Value, perm: Sequence[int]) -> Value:
+    """stablehlo.transpose by `perm` (the result type is inferred); x itself for the identity permutation."""
     if list(perm) == list(range(len(perm))):
         return x
     return _one("stablehlo.transpose", [x], attrs={"permutation": i64_array(perm)})
 
 
 def concatenate(values: Sequence[Value], dim: int) -> Value:
+    """stablehlo.concatenate of `values` along `dim`; a single value is returned as is."""
     if len(values) == 1:
         return values[0]
     shape = shape_of(values[0])
@@ -221,6 +259,7 @@ def concatenate(values: Sequence[Value], dim: int) -> Value:
 
 
 def slice(x: Value, start: Sequence[int], limit: Sequence[int], strides: Sequence[int] | None = None) -> Value:
+    """stablehlo.slice of [start, limit) with `strides` (default 1); the result shape is computed here."""
     strides = list(strides) if strides is not None else [1] * len(start)
     shape = [max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, strides)]
     return _one("stablehlo.slice", [x], [ir.RankedTensorType.get(shape, element_type_of(x))],
@@ -236,11 +275,13 @@ def dynamic_slice(x: Value, starts: Sequence[Value], sizes: Sequence[int]) -> Va
 
 
 def dynamic_update_slice(x: Value, update: Value, starts: Sequence[Value]) -> Value:
+    """stablehlo.dynamic_update_slice: x with `update` written at the scalar index Values `starts`."""
     return _one("stablehlo.dynamic_update_slice", [x, update, *starts], [x.type])
 
 
 def pad(x: Value, value: Value, low: Sequence[int], high: Sequence[int],
         interior: Sequence[int] | None = None) -> Value:
+    """stablehlo.pad of x with the scalar `value`: low/high edge padding and interior padding (default 0)."""
     interior = list(interior) if interior is not None else [0] * len(low)
     shape = [d + lo + hi + max(d - 1, 0) * it
              for d, lo, hi, it in zip(shape_of(x), low, high, interior)]
@@ -250,12 +291,14 @@ def pad(x: Value, value: Value, low: Sequence[int], high: Sequence[int],
 
 
 def reverse(x: Value, dims: Sequence[int]) -> Value:
+    """stablehlo.reverse along `dims`; x itself when there are none."""
     if not dims:
         return x
     return _one("stablehlo.reverse", [x], attrs={"dimensions": i64_array(dims)})
 
 
 def iota(shape: Sequence[int], dtype, dim: int) -> Value:
+    """stablehlo.iota of `shape` and `dtype`, counting 0, 1, ... along `dim`."""
     return _one("stablehlo.iota", [], [tensor_type(shape, dtype)], {"iota_dimension": _i64(dim)})
 
 
@@ -264,6 +307,8 @@ def iota(shape: Sequence[int], dtype, dim: int) -> Value:
 def dot_general(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *,
                 lhs_batch=(), rhs_batch=(), lhs_contract=(), rhs_contract=(),
                 precision: str = "DEFAULT") -> Value:
+    """stablehlo.dot_general with the given batch and contracting dims; the caller gives the
+    result shape and dtype, and `precision` applies to both operands (default DEFAULT)."""
     def dims(name, values):
         return f"{name} = [{', '.join(str(int(v)) for v in values)}]"
     parts = []
@@ -338,6 +383,8 @@ def reduce_window(x: Value, init: Value, window: Sequence[int], strides: Sequenc
                   padding: Sequence[tuple[int, int]], op: str = "add",
                   base_dilations: Sequence[int] | None = None,
                   window_dilations: Sequence[int] | None = None) -> Value:
+    """stablehlo.reduce_window combining with stablehlo.<op> (default add) from `init`; the output
+    shape is computed here, and dilations (default 1) are set only when given."""
     shape = shape_of(x)
     bd = list(base_dilations or [1] * len(shape))
     wd = list(window_dilations or [1] * len(shape))
@@ -380,6 +427,8 @@ def select_and_scatter(operand: Value, source: Value, init: Value, window: Seque
 def gather(operand: Value, indices: Value, out_shape: Sequence[int], *, offset_dims, collapsed_slice_dims,
            start_index_map, index_vector_dim: int, slice_sizes,
            operand_batching_dims=(), start_indices_batching_dims=()) -> Value:
+    """stablehlo.gather with the given dimension numbers (batching dims only when set); the result
+    is `out_shape` of the operand's element type."""
     def lst(v):
         return "[" + ", ".join(str(int(i)) for i in v) + "]"
     parts = [f"offset_dims = {lst(offset_dims)}", f"collapsed_slice_dims = {lst(collapsed_slice_dims)}"]
@@ -413,6 +462,7 @@ def scatter(operand: Value, indices: Value, updates: Value, *, update_window_dim
 # -- functions ------------------------------------------------------------------------------------------
 
 def return_(values: Sequence[Value]) -> None:
+    """func.return of `values`, ending the function body being built."""
     _create("func.return", list(values), [])
 
 

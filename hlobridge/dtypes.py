@@ -54,10 +54,12 @@ def from_enum(value: int):
 
 
 def is_ref(value: int) -> bool:
+    """Whether a DataType enum is a `_REF` type (TF1 reference variables: the base type + 100)."""
     return value > 100
 
 
 def to_enum(dtype) -> int:
+    """numpy dtype (or RESOURCE/VARIANT) -> DataType enum, the inverse of `from_enum`."""
     return _ENUM_BY_DTYPE[dtype if dtype in (RESOURCE, VARIANT) else np.dtype(dtype)]
 
 
@@ -84,13 +86,17 @@ def mlir_name(dtype) -> str | None:
 
 
 def is_floating(dtype) -> bool:
+    """Whether dtype is a floating type, bfloat16 and float8 included (NumPy does not count those
+    as np.floating); False for resource and variant handles."""
     return dtype not in (RESOURCE, VARIANT) and (
         np.issubdtype(np.dtype(dtype), np.floating) or name(dtype).startswith(("bfloat", "float8")))
 
 
 def is_integer(dtype) -> bool:
+    """Whether dtype is a signed or unsigned NumPy integer type (bool is not); False for handles."""
     return dtype not in (RESOURCE, VARIANT) and np.issubdtype(np.dtype(dtype), np.integer)
 
 
 def is_unsigned(dtype) -> bool:
+    """Whether dtype is an unsigned NumPy integer type; False for handles."""
     return dtype not in (RESOURCE, VARIANT) and np.issubdtype(np.dtype(dtype), np.unsignedinteger)

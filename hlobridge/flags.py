@@ -23,6 +23,8 @@ ENV_VAR = "HLOBRIDGE_FLAGS"
 
 @dataclass(frozen=True)
 class Flags:
+    """The parsed HLOBRIDGE_FLAGS: where and what to dump (None: not set)."""
+
     dump_to: str | None = None  # directory for numbered IR dumps
     dump_pass: str | None = None  # regex: dump only stages/passes whose name matches
 

@@ -27,14 +27,17 @@ class TensorSpec:
 
     @property
     def rank(self) -> int | None:
+        """The number of dimensions, or None for an unknown rank."""
         return None if self.shape is None else len(self.shape)
 
     @property
     def is_static(self) -> bool:
+        """Whether the rank and every dimension are known."""
         return self.shape is not None and all(d is not None for d in self.shape)
 
     @property
     def num_elements(self) -> int | None:
+        """The product of the dimensions when the shape is static, else None."""
         return int(np.prod(self.shape, dtype=np.int64)) if self.is_static else None
 
     def __str__(self) -> str:
@@ -57,4 +60,5 @@ class TensorSpec:
 
 
 def of_array(array: np.ndarray) -> TensorSpec:
+    """The spec of a concrete array: its dtype and shape, with the array itself as the value."""
     return TensorSpec(array.dtype, tuple(array.shape), array)

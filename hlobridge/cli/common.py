@@ -10,6 +10,7 @@ from ..errors import HlobridgeError
 
 
 def add_io_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add --inputs, --outputs and --input-shape: the options that pick a graph's signature."""
     parser.add_argument("--inputs", default=None,
                         help="comma-separated input tensors (default: every Placeholder)")
     parser.add_argument("--outputs", default=None,
@@ -30,6 +31,8 @@ def input_shapes(items) -> dict:
 
 
 def io_options(args) -> dict:
+    """Parsed --inputs/--outputs/--input-shape -> the inputs=, outputs=, input_shapes= keywords of
+    lower_graph and compile_graph (None where an option was not given)."""
     shapes = input_shapes(args.input_shape)
     split = lambda s: [x.strip() for x in s.split(",") if x.strip()] if s else None  # noqa: E731
     return {"inputs": split(args.inputs), "outputs": split(args.outputs), "input_shapes": shapes}

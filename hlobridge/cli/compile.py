@@ -26,6 +26,7 @@ PROG = "hlobridge-compile"
 
 
 def parse_arguments(argv=None) -> argparse.Namespace:
+    """hlobridge-compile's command line -> its options (argv=None reads sys.argv)."""
     p = argparse.ArgumentParser(prog=PROG, description="Compile a TensorFlow GraphDef with IREE.")
     p.add_argument("graph", help="GraphDef file: .pbtxt (text) or .pb (binary)")
     p.add_argument("-o", "--output", required=True, help="output file ('-' for stdout with --emit stablehlo)")
@@ -61,6 +62,7 @@ def parse_arguments(argv=None) -> argparse.Namespace:
 
 
 def main(argv=None) -> int:
+    """Compile the graph to a .vmfb (and --stats JSON), or emit its StableHLO; returns the exit status."""
     args = parse_arguments(argv)
     options = CompileOptions(target=args.target, cpu=args.cpu, cpu_triple=args.cpu_triple,
                              cuda_arch=args.cuda_arch, extra_flags=args.iree_flag,

@@ -28,6 +28,7 @@ PROG = "hlobridge-explain"
 
 
 def parse_arguments(argv=None) -> argparse.Namespace:
+    """hlobridge-explain's command line -> its options (argv=None reads sys.argv)."""
     p = argparse.ArgumentParser(prog=PROG, description="Explain how hlobridge clusters a GraphDef.")
     p.add_argument("graph", help="GraphDef file: .pbtxt (text) or .pb (binary)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -52,6 +53,8 @@ def parse_arguments(argv=None) -> argparse.Namespace:
 
 
 def main(argv=None) -> int:
+    """Print the clustering explanation (text or --json), then write the --dot and --dump-to files;
+    returns the exit status."""
     args = parse_arguments(argv)
     modes = [m.strip() for m in args.dispatches.split(",") if m.strip()] if args.dispatches else None
     unknown = [m for m in modes or () if m not in FUSION_MODES]

@@ -33,6 +33,7 @@ _SHORT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f6
 
 
 def parse_arguments(argv=None) -> argparse.Namespace:
+    """hlobridge-ops' command line: op name patterns and the --compiles/--kernel-only/--dtype filters."""
     p = argparse.ArgumentParser(prog=PROG, description="List the TensorFlow ops hlobridge knows: "
                                 "whether each compiles or only runs on its reference kernel, and "
                                 "for which dtypes.")
@@ -48,6 +49,7 @@ def parse_arguments(argv=None) -> argparse.Namespace:
 
 
 def op_record(entry) -> dict:
+    """A registry entry as the plain dict that --json prints and the table is made from."""
     return {"op": entry.name, "compiles": entry.compiles, "kernel": entry.kernel is not None,
             "stateful": entry.stateful, "dtypes": list(entry.dtypes),
             "dtype_attrs": list(entry.dtype_attrs)}
@@ -85,6 +87,7 @@ def _dtype_text(names) -> str:
 
 
 def format_table(records: list[dict]) -> str:
+    """The records as an aligned table: op, compiles, kernel, stateful and short dtype names."""
     width = max([len(r["op"]) for r in records] + [2])
     lines = [f"{'op':<{width}}  compiles  kernel  stateful  dtypes"]
     for r in records:
@@ -96,6 +99,7 @@ def format_table(records: list[dict]) -> str:
 
 
 def summary(records: list[dict], filtered: bool) -> str:
+    """'N ops, C compile, K run on their reference kernel only', noting when a filter applied."""
     n_compile = sum(r["compiles"] for r in records)
     line = (f"{len(records)} ops, {n_compile} compile, {len(records) - n_compile} run on their "
             f"reference kernel only")
@@ -103,6 +107,7 @@ def summary(records: list[dict], filtered: bool) -> str:
 
 
 def main(argv=None) -> int:
+    """Print the selected ops as a table and summary, or as JSON; returns the exit status."""
     args = parse_arguments(argv)
     records = select(args)
     if args.json:  # one object per line: valid JSON that still greps

@@ -34,6 +34,7 @@ STAGES = GRAPH_STAGES + tuple(_PIPELINE_STEPS) + tuple(f"iree-{p}" for p in IREE
 
 
 def parse_arguments(argv=None) -> argparse.Namespace:
+    """hlobridge-opt's command line; an input file is required unless listing stages or passes."""
     p = argparse.ArgumentParser(prog=PROG, description="Print hlobridge IR after a stage.")
     p.add_argument("input", nargs="?", help=".pbtxt/.pb GraphDef or .mlir StableHLO module")
     p.add_argument("--stage", default=pipeline.DEFAULT_STAGES[-1].name, choices=STAGES,
@@ -95,6 +96,8 @@ def _stage_text_from_mlir(args) -> str:
 
 
 def main(argv=None) -> int:
+    """List stages or passes, or print (or write to -o) the IR after --stage or the --passes given;
+    returns the exit status."""
     args = parse_arguments(argv)
     if args.list_stages:
         print("\n".join(STAGES))

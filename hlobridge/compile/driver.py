@@ -106,7 +106,7 @@ def input_specs(graph: Graph, in_refs: list[TensorRef], shapes: dict | None) -> 
 
 def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
                 dump: Dumper | None = None, stages=pipeline.DEFAULT_STAGES) -> LoweredModule:
-    """Graph -> verified, simplified StableHLO: `stages` (passes/pipeline.py) run on the
+    """Graph -> verified, simplified StableHLO: `stages` (passes/ir/pipeline.py) run on the
     lowered module, each dumped to `dump` (default: HLOBRIDGE_FLAGS' --dump-to, if any)."""
     graph = load_graph(graph)
     dump = dump if dump is not None else Dumper.from_flags()

@@ -56,7 +56,7 @@ def compile_mlir(source: str | bytes, options: CompileOptions, dump: Dumper | No
 
 
 def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]) -> bytes:
-    """compile_str; if IREE cannot compile hlobridge's dispatch regions (passes/fusion.py),
+    """compile_str; if IREE cannot compile hlobridge's dispatch regions (passes/ir/fusion.py),
     warn and compile the same module without them, as fusion="iree" would."""
     def compile_once(src):
         try:

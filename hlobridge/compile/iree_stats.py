@@ -3,7 +3,7 @@ copies (`--iree-scheduling-dump-statistics-*`, written while compiling, no secon
 
 `dispatches` is the number of kernel launches per call of the function; `executables` the
 number of distinct kernels (identical dispatches are deduplicated), both as IREE 3.13
-counts them after its own dispatch formation and ours (passes/fusion.py).
+counts them after its own dispatch formation and ours (passes/ir/fusion.py).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ KEYS = ("dispatches", "executables", "fills", "copies", "transient_bytes")
 
 
 def flags(path: str | Path) -> list[str]:
+    """The iree-compile flags that make it write its dispatch statistics as JSON to `path` (see `read`)."""
     return ["--iree-scheduling-dump-statistics-format=json",
             f"--iree-scheduling-dump-statistics-file={path}"]
 

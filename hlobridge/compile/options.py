@@ -29,12 +29,12 @@ class CompileOptions:
     cpu_triple: str | None = None
     cuda_arch: str = DEFAULT_CUDA_ARCH
     extra_flags: Sequence[str] = ()
-    precision: str = "f32"  # "bf16"/"f16": compute f32 graphs in it (passes/reduce_precision.py)
-    # who forms dispatches: "hlobridge" (passes/fusion.py), "iree" (IREE alone) or "none" (one per op)
+    precision: str = "f32"  # "bf16"/"f16": compute f32 graphs in it (passes/ir/reduce_precision.py)
+    # who forms dispatches: "hlobridge" (passes/ir/fusion.py), "iree" (IREE alone) or "none" (one per op)
     fusion: str = "iree"
 
     def stages(self) -> tuple:
-        """hlobridge's IR pipeline (passes/pipeline.py) for these options."""
+        """hlobridge's IR pipeline (passes/ir/pipeline.py) for these options."""
         return pipeline.build(precision=self.precision, fusion=self.fusion)
 
     def iree_flags(self) -> list[str]:

@@ -43,6 +43,7 @@ class Dumper:
 
     @property
     def enabled(self) -> bool:
+        """Whether anything is dumped at all: a directory or a sink is set."""
         return bool(self.directory or self.sink)
 
     def wants(self, name: str) -> bool:

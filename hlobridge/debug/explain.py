@@ -24,6 +24,9 @@ from ..frontend.load import load_graph
 
 @dataclass
 class Explanation:
+    """What `explain` returns: the clustering of `graph` and why each left-out node is out;
+    `str()` is the text report, `to_json()` the JSON one."""
+
     graph: Graph
     options: ClusterOptions
     clustering: Clustering
@@ -32,6 +35,8 @@ class Explanation:
     dispatches: dict | None = None
 
     def to_dict(self) -> dict:
+        """The explanation as plain data: options, summary, clusters (ops, inputs, variables, outputs)
+        and the left-out nodes with their reason codes and messages."""
         g = self.graph
         clusters = []
         for c in self.clustering.clusters:
@@ -58,6 +63,7 @@ class Explanation:
                 "clusters": clusters, "left_out": left_out}
 
     def to_json(self) -> str:
+        """`to_dict()` as indented JSON: what `hlobridge-explain --json` prints."""
         return json.dumps(self.to_dict(), indent=2)
 
     def __str__(self) -> str:

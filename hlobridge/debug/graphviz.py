@@ -52,12 +52,15 @@ class DotWriter:
         self.line('edge [color="#5f6368", fontname=Helvetica, fontsize=8];')
 
     def line(self, text: str) -> None:
+        """Append one DOT statement, indented to the current subgraph depth."""
         self.lines.append("  " * self.depth + text)
 
     def node(self, node_id: str, **attrs) -> None:
+        """A node statement; `attrs` (label, fillcolor, ...) become DOT attributes, None ones dropped."""
         self.line(f"{quote(node_id)} [{_attrs(attrs)}];")
 
     def edge(self, src: str, dst: str, **attrs) -> None:
+        """An edge `src -> dst`, with DOT attributes if any are given."""
         self.line(f"{quote(src)} -> {quote(dst)}" + (f" [{_attrs(attrs)}];" if attrs else ";"))
 
     @contextmanager
@@ -72,6 +75,7 @@ class DotWriter:
         self.line("}")
 
     def text(self) -> str:
+        """The finished digraph as DOT text (the closing brace added)."""
         return "\n".join(self.lines + ["}"]) + "\n"
 
 

@@ -17,6 +17,8 @@ from ..analysis.shape_inference import infer_specs, outputs_by_node
 
 
 def single_op_graph(op: str, inputs, attrs: dict, consts=()):
+    """A graph with one node "op" fed by one placeholder per input (a Const for constant
+    inputs) -> (graph, feeds), the feeds keyed by placeholder tensor name."""
     entry = registry.lookup(op)
     const_set = set(entry.const_inputs if entry else ()) | set(consts)
     b = GraphBuilder()
@@ -60,6 +62,8 @@ def compiled(op: str, inputs, attrs: dict, consts=(), device="cpu"):
 
 
 def check_op(op: str, inputs, attrs: dict | None = None, *, consts=(), rtol=1e-5, atol=1e-6):
+    """Assert that `op` compiled gives its NumPy kernel's outputs (exactly for bool and integers,
+    to rtol/atol for floats), with the same dtypes and shapes; returns the compiled outputs."""
     attrs = attrs or {}
     want = reference(op, inputs, attrs, consts)
     got = compiled(op, inputs, attrs, consts)

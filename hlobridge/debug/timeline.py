@@ -50,9 +50,11 @@ class RunMetadata:
         self.events: list[dict] = []
 
     def chrome_trace(self) -> dict:
+        """The events as a Chrome trace-event document (for chrome://tracing or Perfetto)."""
         return {"traceEvents": self.events, "displayTimeUnit": "ms"}
 
     def write(self, path: str | os.PathLike) -> None:
+        """Write `chrome_trace()` as JSON to `path`."""
         Path(path).write_text(json.dumps(self.chrome_trace()))
 
 

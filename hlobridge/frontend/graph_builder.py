@@ -37,6 +37,8 @@ def _is_dtype(value) -> bool:
 
 
 def encode_attr(value) -> object:
+    """A Python value -> AttrValue proto, chosen by its type (see the module docstring);
+    lists and tuples encode element by element."""
     attr = schema.AttrValue()
     if isinstance(value, bool):
         attr.b = value
@@ -72,6 +74,7 @@ def encode_attr(value) -> object:
 
 
 def shape_proto(dims):
+    """dims -> TensorShapeProto: None dims are -1 (unknown), dims=None is an unknown rank."""
     proto = schema.TensorShapeProto()
     if dims is None:
         proto.unknown_rank = True
@@ -82,6 +85,8 @@ def shape_proto(dims):
 
 
 class GraphBuilder:
+    """Builds a GraphDef node by node, making names unique; `graph()` loads it as a Graph."""
+
     def __init__(self):
         self.graph_def = schema.GraphDef()
         self.graph_def.versions.producer = 1994  # what TF 2.21 writes
@@ -107,9 +112,11 @@ class GraphBuilder:
         return [f"{node.name}:{i}" for i in range(num_outputs)]
 
     def placeholder(self, name: str, dtype, shape=None) -> str:
+        """A Placeholder of `dtype` and `shape` (None dims unknown, None rank unknown); returns "name:0"."""
         return self.op("Placeholder", name=name, dtype=np.dtype(dtype), shape=Shape(shape))
 
     def const(self, name: str, value, dtype=None) -> str:
+        """A Const holding `value` (converted to `dtype` if given); returns "name:0"."""
         value = np.asarray(value, dtype=dtype)
         return self.op("Const", name=name, dtype=value.dtype, value=value)
 
@@ -139,4 +146,5 @@ class GraphBuilder:
         return FuncAttr(name, {})
 
     def graph(self) -> Graph:
+        """The GraphDef built so far, loaded as a Graph (its source named "<GraphBuilder>")."""
         return graph_from_graphdef(self.graph_def, "<GraphBuilder>")

@@ -18,6 +18,8 @@ TEXT_SUFFIXES = (".pbtxt", ".pbtext", ".txt", ".prototxt")
 
 
 def parse_text(text: str, filename: str = "<string>"):
+    """GraphDef text (.pbtxt) -> GraphDef proto; a parse error becomes GraphDefError
+    "file:line:col: message"."""
     graph_def = GraphDef()
     try:
         text_format.Parse(text, graph_def)
@@ -34,6 +36,8 @@ def parse_text(text: str, filename: str = "<string>"):
 
 
 def parse_binary(data: bytes, filename: str = "<bytes>"):
+    """Serialized GraphDef bytes (.pb) -> GraphDef proto; GraphDefError naming the file and size
+    when they do not parse."""
     graph_def = GraphDef()
     try:
         graph_def.ParseFromString(data)

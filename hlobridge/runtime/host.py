@@ -10,6 +10,7 @@ import numpy as np
 
 
 def is_device_array(value) -> bool:
+    """Whether `value` is an IREE device array (it has `to_host()`) rather than a host value."""
     return hasattr(value, "to_host")
 
 

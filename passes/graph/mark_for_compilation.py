@@ -61,6 +61,8 @@ XLA_DEVICES = ("XLA_CPU", "XLA_GPU")
 
 @dataclass(frozen=True)
 class ClusterOptions:
+    """The clustering knobs: the jit mode (JIT_MODES) and the cluster size bounds."""
+
     jit: str = "auto"
     min_cluster_size: int = 4
     max_cluster_size: int | None = None
@@ -68,6 +70,9 @@ class ClusterOptions:
 
 @dataclass
 class Cluster:
+    """One cluster: its nodes (all on one device), the tensors it reads from outside and the
+    tensors used outside it."""
+
     name: str
     device: str
     nodes: list[str]  # in graph order
@@ -75,6 +80,7 @@ class Cluster:
     outputs: list[TensorRef] = field(default_factory=list)  # tensors used outside
 
     def op_histogram(self, graph: Graph) -> dict[str, int]:
+        """{op type: count} of the cluster's nodes, most frequent first (ties by name), for reports."""
         hist: dict[str, int] = {}
         for n in self.nodes:
             hist[graph.nodes[n].op] = hist.get(graph.nodes[n].op, 0) + 1
@@ -83,11 +89,15 @@ class Cluster:
 
 @dataclass
 class Clustering:
+    """The result of `mark_for_compilation`: the clusters, each clustered node's cluster, and a
+    reason code for every node left out."""
+
     clusters: list[Cluster]
     cluster_of: dict[str, str]  # node -> cluster name
     reasons: dict[str, str]  # node outside every cluster -> reason code
 
     def reason(self, node: str) -> str:
+        """'code: message' saying why `node` is in no cluster (KeyError for a clustered node)."""
         code = self.reasons[node]
         return f"{code}: {REASONS[code]}"
 

@@ -77,6 +77,9 @@ class Node:
 
 @dataclass
 class Group:
+    """One planned dispatch region: its ops (indices into the body), its root and kind, and the
+    sibling reductions to combine into one variadic reduce."""
+
     id: int
     root: int
     kind: str  # "loop" or the root's kind
@@ -86,6 +89,7 @@ class Group:
     variadic: list[list[int]] = field(default_factory=list)
 
     def sorted_ops(self) -> list[int]:
+        """The group's op indices in body order, the order fusion.py moves them into a region."""
         return sorted(self.ops)
 
 

@@ -44,6 +44,7 @@ def producer(value: ir.Value) -> ir.Operation | None:
 
 
 def producer_named(value: ir.Value, name: str) -> ir.Operation | None:
+    """producer(value) if it is an op called `name` (e.g. "stablehlo.constant"), else None."""
     op = producer(value)
     return op if op is not None and op.name == name else None
 
@@ -54,10 +55,12 @@ def element_type_name(value: ir.Value) -> str:
 
 
 def shape(value: ir.Value) -> list[int]:
+    """The static shape of a ranked tensor value, as a list."""
     return list(ir.RankedTensorType(value.type).shape)
 
 
 def i64_list(attr) -> list[int]:
+    """A DenseI64ArrayAttr (permutation, broadcast_dimensions, ...) as a list of ints."""
     return [int(v) for v in ir.DenseI64ArrayAttr(attr)]
 
 
@@ -83,10 +86,12 @@ def splat_value(value: ir.Value) -> float | int | bool | None:
 
 
 def is_negative_zero(x) -> bool:
+    """Whether x is the float -0.0 (the identity of float add; the int 0 is not)."""
     return isinstance(x, float) and x == 0.0 and math.copysign(1.0, x) < 0
 
 
 def is_positive_zero(x) -> bool:
+    """Whether x is the float +0.0 (the identity of float subtract; -0.0 and the int 0 are not)."""
     return isinstance(x, float) and x == 0.0 and math.copysign(1.0, x) > 0
 
 

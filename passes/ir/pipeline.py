@@ -48,6 +48,7 @@ REGISTRY: dict[str, Stage] = {}
 
 
 def register(stage: Stage) -> Stage:
+    """Add `stage` to REGISTRY under its name (names must be unique) and return it."""
     if stage.name in REGISTRY:
         raise ValueError(f"two passes named '{stage.name}'")
     REGISTRY[stage.name] = stage
@@ -55,6 +56,7 @@ def register(stage: Stage) -> Stage:
 
 
 def lookup(name: str) -> Stage:
+    """The registered stage or pass called `name`; an unknown name is an error listing the known ones."""
     try:
         return REGISTRY[name]
     except KeyError:
@@ -107,7 +109,7 @@ SIMPLIFY = register(Stage(
 
 PRECISIONS = ("f32", *LOW_TYPES)
 
-# Dispatch formation (passes/fusion.py): the last stage; "iree" adds none (IREE decides).
+# Dispatch formation (passes/ir/fusion.py): the last stage; "iree" adds none (IREE decides).
 FUSION_STAGES = {
     "hlobridge": register(Stage(
         "fusion", lambda module: fuse(module, "hlobridge"),
