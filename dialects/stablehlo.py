@@ -148,34 +148,17 @@ def binary(op: str, a: Value, b: Value) -> Value:
     return _one(f"stablehlo.{op}", [a, b])
 
 
-def add(a, b):
-    """stablehlo.add of two same-typed operands; the result type is inferred."""
-    return binary("add", a, b)
+def _binary_builder(op: str):
+    """A named builder for one binary op (`hlo.add(a, b)` reads better than `binary("add", a, b)`)."""
+    def build(a: Value, b: Value) -> Value:
+        return binary(op, a, b)
+    build.__name__ = build.__qualname__ = op
+    build.__doc__ = f"stablehlo.{op} of two same-typed operands; the result type is inferred."
+    return build
 
 
-def subtract(a, b):
-    """stablehlo.subtract of two same-typed operands; the result type is inferred."""
-    return binary("subtract", a, b)
-
-
-def multiply(a, b):
-    """stablehlo.multiply of two same-typed operands; the result type is inferred."""
-    return binary("multiply", a, b)
-
-
-def divide(a, b):
-    """stablehlo.divide of two same-typed operands; the result type is inferred."""
-    return binary("divide", a, b)
-
-
-def maximum(a, b):
-    """stablehlo.maximum of two same-typed operands; the result type is inferred."""
-    return binary("maximum", a, b)
-
-
-def minimum(a, b):
-    """stablehlo.minimum of two same-typed operands; the result type is inferred."""
-    return binary("minimum", a, b)
+add, subtract, multiply, divide, maximum, minimum = map(
+    _binary_builder, ("add", "subtract", "multiply", "divide", "maximum", "minimum"))
 
 
 def _compare_type(et: ir.Type) -> str:
