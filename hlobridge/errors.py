@@ -51,6 +51,10 @@ class InputError(HlobridgeError):
     """A runtime argument has the wrong count, name, shape or dtype."""
 
 
+class ResourceLimitError(HlobridgeError):
+    """A tensor or constant is over a size limit (limits.py): refused before allocation."""
+
+
 class AssertionFailedError(HlobridgeError):
     """An Assert op's condition was false: the run stops with the assertion's message."""
 

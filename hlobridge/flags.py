@@ -1,6 +1,7 @@
 """HLOBRIDGE_FLAGS: process-wide debug options from the environment, as TF reads TF_XLA_FLAGS.
 
     HLOBRIDGE_FLAGS="--dump-to=/tmp/d --dump-pass=simplify" python train.py
+    HLOBRIDGE_FLAGS="--max-tensor-elements=2**34" hlobridge-compile huge.pbtxt ...
 
 The variable is read once, on first use, and applies to everything that compiles in the
 process: `hlobridge-compile`, `compile_graph` and the Session's JIT (each cluster compile
@@ -27,6 +28,8 @@ class Flags:
 
     dump_to: str | None = None  # directory for numbered IR dumps
     dump_pass: str | None = None  # regex: dump only stages/passes whose name matches
+    max_constant_bytes: int | None = None  # limits.py: the largest constant decoded or folded
+    max_tensor_elements: int | None = None  # limits.py: the largest tensor shape inference accepts
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,7 +41,20 @@ def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog=ENV_VAR, add_help=False, allow_abbrev=False)
     p.add_argument("--dump-to", "--dump-ir", dest="dump_to", default=None)
     p.add_argument("--dump-pass", dest="dump_pass", default=None)
+    p.add_argument("--max-constant-bytes", dest="max_constant_bytes", type=_positive_int, default=None)
+    p.add_argument("--max-tensor-elements", dest="max_tensor_elements", type=_positive_int, default=None)
     return p
+
+
+def _positive_int(text: str) -> int:
+    """An integer >= 1, written plainly or as a power of two ("2**33")."""
+    try:
+        value = 2 ** int(text[3:]) if text.startswith("2**") else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'")
+    return value
 
 
 def parse(text: str) -> Flags:
@@ -47,7 +63,8 @@ def parse(text: str) -> Flags:
     if unknown:
         known = ", ".join(a.option_strings[0] for a in _parser()._actions)
         raise HlobridgeError(f"{ENV_VAR}: unknown flag(s) {' '.join(unknown)} (known: {known})")
-    return Flags(dump_to=args.dump_to, dump_pass=args.dump_pass)
+    return Flags(dump_to=args.dump_to, dump_pass=args.dump_pass, max_constant_bytes=args.max_constant_bytes,
+                 max_tensor_elements=args.max_tensor_elements)
 
 
 @cache

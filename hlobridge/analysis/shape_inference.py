@@ -13,14 +13,19 @@ without one, `FunctionShapes` infers bodies and leaves such nodes unfolded.
 
 from __future__ import annotations
 
+import math
+from contextlib import contextmanager
+
 import numpy as np
 
-from ..errors import GraphError, LoweringError, ShapeInferenceError, UnsupportedOpsError
+from ..errors import GraphError, HlobridgeError, LoweringError, ShapeInferenceError, UnsupportedOpsError
 from ..frontend.functions import FunctionLibrary, library_of
 from ..frontend.graph import FuncAttr, Graph, TensorRef
 from ..ops import registry
 from ..ops.calls import NotAvailable
+from ..limits import check_tensor_elements
 from ..ops.kinds import GRAPH_INPUTS
+from ..ops.signatures import check_node
 from ..spec import TensorSpec
 
 # Folding runs a NumPy kernel at compile time; keep it to small tensors.
@@ -46,23 +51,45 @@ def outputs_by_node(specs: dict[TensorRef, TensorSpec]) -> dict[str, list[Tensor
 
 
 def infer_node(graph: Graph, name: str, specs: dict, functions=None) -> list[TensorSpec]:
-    """One node's output specs from its inputs' (folded to values where `_foldable`)."""
+    """One node's output specs from its inputs' (folded to values where `_foldable`).
+
+    The node is checked against its op's signature first (ops/signatures.py), and every static
+    output against the size limit (limits.py); a rule that still fails on a strange node fails
+    with the node's name, never with a traceback from inside the rule.
+    """
     node = graph.nodes[name]
     entry = registry.lookup(node.op)
     inputs = [specs[r] for r in node.inputs]
     registry.check_attrs(entry, node)
+    check_node(node)
     ctx = registry.OpContext(node, inputs, functions=functions)
-    outputs = registry.as_list(entry.infer(ctx))
+    with _naming(node, "shape inference"):
+        outputs = registry.as_list(entry.infer(ctx))
+    for i, spec in enumerate(outputs):
+        if spec.shape is not None and all(d is not None for d in spec.shape):
+            check_tensor_elements(math.prod(spec.shape), f"node '{name}' ({node.op}) output {i}")
     if _foldable(entry, inputs, outputs):
         ctx.outputs = outputs
         try:
-            with np.errstate(all="ignore"):  # folding computes what the kernel would: inf, nan
+            with np.errstate(all="ignore"), _naming(node, "constant folding"):  # what the kernel computes: inf, nan
                 values = registry.as_list(entry.kernel(ctx, *[s.value for s in inputs]))
         except NotAvailable:  # a body that only an evaluator could run: left to run later
             return outputs
         outputs = [TensorSpec(o.dtype, o.shape, np.asarray(v, dtype=o.dtype).reshape(o.shape))
                    for o, v in zip(outputs, values)]
     return outputs
+
+
+@contextmanager
+def _naming(node, stage: str):
+    """Turn anything but an HlobridgeError raised by an op's rule into one naming the node."""
+    try:
+        yield
+    except HlobridgeError:
+        raise
+    except Exception as e:  # noqa: BLE001  (a rule meeting a node it was not written for)
+        raise ShapeInferenceError(f"node '{node.name}' ({node.op}): {stage} failed: "
+                                  f"{type(e).__name__}: {e}") from e
 
 
 def infer_specs(graph: Graph, nodes: set[str] | None = None,

@@ -8,9 +8,12 @@ is one value), and no value at all means zeros.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
+from ..limits import check_constant_bytes
 from ..errors import GraphError
 from .proto import schema
 
@@ -40,7 +43,8 @@ def to_numpy(proto, where: str = "tensor") -> np.ndarray:
     shape = shape_from_proto(proto.tensor_shape)
     if shape is None or any(d is None for d in shape):
         raise GraphError(f"{where}: constant tensor has an unknown shape")
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)  # Python ints: a huge shape must not wrap around
+    check_constant_bytes(count * (8 if dtype == np.object_ else dtype.itemsize), where)
     if dtype == np.object_:
         values = np.empty(len(proto.string_val), dtype=object)
         values[:] = list(proto.string_val)
