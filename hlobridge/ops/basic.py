@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import CheckNumericsError, InputError
 from ..spec import TensorSpec
-from .common import same_as_input
+from .helpers import same_as_input
 from .registry import register
 
 

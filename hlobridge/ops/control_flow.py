@@ -23,6 +23,7 @@ from hlobridge.dialects import stablehlo as hlo
 from .. import dtypes
 from ..errors import AssertionFailedError
 from ..spec import TensorSpec
+from .kinds import DEAD
 from .registry import register
 
 _IF_ATTRS = ("Tcond", "Tin", "Tout", "then_branch", "else_branch", "output_shapes")
@@ -241,7 +242,6 @@ register("Assert", infer=lambda ctx: [], kernel=_assert_kernel, attrs=("T", "sum
 # -- v1 Switch / Merge (reference path with deadness) -------------------------------------------
 
 def _switch_kernel(ctx, data, pred):
-    from ..runtime.interpreter import DEAD
     return [DEAD, data] if to_bool(pred) else [data, DEAD]
 
 
@@ -253,7 +253,6 @@ def _merge_infer(ctx):
 
 
 def _merge_kernel(ctx, *inputs):
-    from ..runtime.interpreter import DEAD
     for i, v in enumerate(inputs):
         if v is not DEAD:
             return [v, np.array(i, np.int32)]

@@ -19,14 +19,15 @@ from hlobridge.dialects import stablehlo as hlo
 
 from .. import dtypes
 from ..spec import TensorSpec
-from .common import broadcast_shapes
+from .helpers import broadcast_shapes
 from .registry import register
 from .typesets import ANY, BOOL, FLOAT, FLOAT_NO_F64, INT, NUMBER, NUMBER_NO_F64, SIGNED_NUMBER
 
 # -- unary --------------------------------------------------------------------------------------
 
 
-def _c(x, value):
+def like(x, value):
+    """A constant of `value` with x's shape and element type (hlo.scalar_like, x first)."""
     return hlo.scalar_like(value, x)
 
 
@@ -42,8 +43,8 @@ def _softplus_threshold(dtype_or_type) -> float:
 def _softplus(x):
     t = _softplus_threshold(hlo.element_type_of(x))
     e = hlo.unary("exponential", x)
-    small = hlo.select(hlo.compare("LT", x, _c(x, t)), e, hlo.unary("log", hlo.add(e, _c(x, 1))))
-    return hlo.select(hlo.compare("GT", x, _c(x, -t)), x, small)
+    small = hlo.select(hlo.compare("LT", x, like(x, t)), e, hlo.unary("log", hlo.add(e, like(x, 1))))
+    return hlo.select(hlo.compare("GT", x, like(x, -t)), x, small)
 
 
 def _np_softplus(x):
@@ -55,16 +56,17 @@ def _np_softplus(x):
 
 # Elu and Selu as TF computes them: exp(x) - 1 (not expm1) where x < 0, so Elu(-1e-30) is +0.
 def _elu(x):
-    return hlo.select(hlo.compare("LT", x, _c(x, 0)), hlo.subtract(hlo.unary("exponential", x), _c(x, 1)), x)
+    return hlo.select(hlo.compare("LT", x, like(x, 0)), hlo.subtract(hlo.unary("exponential", x), like(x, 1)), x)
 
 
-_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-_SELU_SCALE_ALPHA = 1.7580993408473768599402175208123
+# Selu's constants (TF's), shared with SeluGrad.
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+SELU_SCALE_ALPHA = 1.7580993408473768599402175208123
 
 
 def _selu(x):
-    neg = hlo.multiply(_c(x, _SELU_SCALE_ALPHA), hlo.subtract(hlo.unary("exponential", x), _c(x, 1)))
-    return hlo.select(hlo.compare("LT", x, _c(x, 0)), neg, hlo.multiply(_c(x, _SELU_SCALE), x))
+    neg = hlo.multiply(like(x, SELU_SCALE_ALPHA), hlo.subtract(hlo.unary("exponential", x), like(x, 1)))
+    return hlo.select(hlo.compare("LT", x, like(x, 0)), neg, hlo.multiply(like(x, SELU_SCALE), x))
 
 
 def _np_elu(x):
@@ -74,7 +76,7 @@ def _np_elu(x):
 
 def _np_selu(x):
     with np.errstate(over="ignore"):
-        return np.where(x < 0, x.dtype.type(_SELU_SCALE_ALPHA) * (np.exp(x) - 1), x.dtype.type(_SELU_SCALE) * x)
+        return np.where(x < 0, x.dtype.type(SELU_SCALE_ALPHA) * (np.exp(x) - 1), x.dtype.type(SELU_SCALE) * x)
 
 
 # IREE 3.13's float32 sin/cos/tan are not TensorFlow's: the argument is reduced with a float32
@@ -182,7 +184,7 @@ def _trig(op, x):
 def _sign(x):
     """stablehlo.sign(-0.0) is -0.0; TF's is +0.0."""
     s = hlo.unary("sign", x)
-    return hlo.add(s, _c(x, 0)) if isinstance(hlo.element_type_of(x), hlo.ir.FloatType) else s
+    return hlo.add(s, like(x, 0)) if isinstance(hlo.element_type_of(x), hlo.ir.FloatType) else s
 
 
 def _np_sign(x):
@@ -241,24 +243,24 @@ UNARY = {
     "Asinh": (lambda x: hlo.chlo_unary("asinh", x), np.arcsinh, FLOAT),
     "Acosh": (lambda x: hlo.chlo_unary("acosh", x), np.arccosh, FLOAT),
     "Atanh": (lambda x: hlo.chlo_unary("atanh", x), np.arctanh, FLOAT),
-    "Relu": (lambda x: hlo.maximum(x, _c(x, 0)), lambda x: np.maximum(x, 0), NUMBER),
-    "Relu6": (lambda x: hlo.clamp(_c(x, 0), x, _c(x, 6)), lambda x: np.minimum(np.maximum(x, 0), 6), NUMBER),
+    "Relu": (lambda x: hlo.maximum(x, like(x, 0)), lambda x: np.maximum(x, 0), NUMBER),
+    "Relu6": (lambda x: hlo.clamp(like(x, 0), x, like(x, 6)), lambda x: np.minimum(np.maximum(x, 0), 6), NUMBER),
     "Square": (lambda x: hlo.multiply(x, x), np.square, NUMBER),
-    "Reciprocal": (lambda x: hlo.divide(_c(x, 1), x), np.reciprocal, FLOAT),
-    "Inv": (lambda x: hlo.divide(_c(x, 1), x), np.reciprocal, FLOAT),
+    "Reciprocal": (lambda x: hlo.divide(like(x, 1), x), np.reciprocal, FLOAT),
+    "Inv": (lambda x: hlo.divide(like(x, 1), x), np.reciprocal, FLOAT),
     "Softplus": (_softplus, _np_softplus, FLOAT),
-    "Softsign": (lambda x: hlo.divide(x, hlo.add(_c(x, 1), hlo.unary("abs", x))),
+    "Softsign": (lambda x: hlo.divide(x, hlo.add(like(x, 1), hlo.unary("abs", x))),
                  lambda x: x / (1 + np.abs(x)), FLOAT),
     "Elu": (_elu, _np_elu, FLOAT),
     "Selu": (_selu, _np_selu, FLOAT),
-    "OnesLike": (lambda x: _c(x, 1), np.ones_like, ANY),
-    "ZerosLike": (lambda x: _c(x, 0), np.zeros_like, ANY),
+    "OnesLike": (lambda x: like(x, 1), np.ones_like, ANY),
+    "ZerosLike": (lambda x: like(x, 0), np.zeros_like, ANY),
 }
 # Ops whose result is bool regardless of the input dtype.
 BOOL_UNARY = {
     "IsFinite": ("is_finite", np.isfinite, FLOAT),
     "IsNan": (lambda x: hlo.compare("NE", x, x), np.isnan, FLOAT),
-    "IsInf": (lambda x: hlo.compare("EQ", hlo.unary("abs", x), _c(x, np.inf)), np.isinf, FLOAT),
+    "IsInf": (lambda x: hlo.compare("EQ", hlo.unary("abs", x), like(x, np.inf)), np.isinf, FLOAT),
     "LogicalNot": ("not", np.logical_not, BOOL),
 }
 
@@ -287,8 +289,8 @@ _register_unary(BOOL_UNARY, np.dtype(np.bool_))
 
 
 def _leaky_relu_lower(ctx, x):
-    alpha = _c(x, ctx.attr("alpha", 0.2))
-    return hlo.select(hlo.compare("GT", x, _c(x, 0)), x, hlo.multiply(alpha, x))
+    alpha = like(x, ctx.attr("alpha", 0.2))
+    return hlo.select(hlo.compare("GT", x, like(x, 0)), x, hlo.multiply(alpha, x))
 
 
 register("LeakyRelu", infer=_unary_infer(), attrs=("T", "alpha"), lower=_leaky_relu_lower, dtypes=FLOAT,
@@ -301,31 +303,31 @@ def _floor_div(a, b):
     if isinstance(hlo.element_type_of(a), hlo.ir.FloatType):
         return hlo.unary("floor", hlo.divide(a, b))
     q = hlo.divide(a, b)  # truncates toward zero
-    zero = _c(a, 0)
+    zero = like(a, 0)
     inexact = hlo.compare("NE", hlo.multiply(q, b), a)
     signs_differ = hlo.compare("NE", hlo.compare("LT", a, zero), hlo.compare("LT", b, zero))
-    return hlo.select(hlo.binary("and", inexact, signs_differ), hlo.subtract(q, _c(a, 1)), q)
+    return hlo.select(hlo.binary("and", inexact, signs_differ), hlo.subtract(q, like(a, 1)), q)
 
 
 def _floor_mod(a, b):
     r = hlo.binary("remainder", a, b)  # sign of the dividend
-    zero = _c(a, 0)
+    zero = like(a, 0)
     fix = hlo.binary("and", hlo.compare("NE", r, zero),
                      hlo.compare("NE", hlo.compare("LT", r, zero), hlo.compare("LT", b, zero)))
     return hlo.select(fix, hlo.add(r, b), r)
 
 
 def _div_no_nan(a, b):
-    return hlo.select(hlo.compare("EQ", b, _c(b, 0)), _c(a, 0), hlo.divide(a, b))
+    return hlo.select(hlo.compare("EQ", b, like(b, 0)), like(a, 0), hlo.divide(a, b))
 
 
 def _mul_no_nan(a, b):
-    return hlo.select(hlo.compare("EQ", b, _c(b, 0)), _c(a, 0), hlo.multiply(a, b))
+    return hlo.select(hlo.compare("EQ", b, like(b, 0)), like(a, 0), hlo.multiply(a, b))
 
 
 def _zero_where_x_zero(x, value):
     """TF's xlogy/xdivy family: 0 wherever x == 0 (even where y makes value NaN or inf)."""
-    return hlo.select(hlo.compare("EQ", x, _c(x, 0)), _c(x, 0), value)
+    return hlo.select(hlo.compare("EQ", x, like(x, 0)), like(x, 0), value)
 
 
 def _xlogy(a, b):
@@ -352,40 +354,40 @@ def _pow(x, y):
     et = hlo.element_type_of(x)
     if not isinstance(et, hlo.ir.FloatType):
         return hlo.binary("power", x, y)
-    inf, nan = _c(x, np.inf), _c(x, np.nan)
+    inf, nan = like(x, np.inf), like(x, np.nan)
     ax = hlo.unary("abs", x)
-    magnitude = hlo.select(hlo.compare("EQ", ax, inf), hlo.select(hlo.compare("GT", y, _c(y, 0)), inf, _c(x, 0)),
+    magnitude = hlo.select(hlo.compare("EQ", ax, inf), hlo.select(hlo.compare("GT", y, like(y, 0)), inf, like(x, 0)),
                            hlo.binary("power", ax, y))
     integral = hlo.compare("EQ", hlo.unary("floor", y), y)  # +-inf count as even integers, NaN as neither
-    half = hlo.multiply(y, _c(y, 0.5))
+    half = hlo.multiply(y, like(y, 0.5))
     odd = hlo.binary("and", integral, hlo.compare("NE", hlo.unary("floor", half), half))
     negative = _sign_bit(x)  # -0.0 counts
     result = hlo.select(hlo.binary("and", negative, odd), hlo.unary("negate", magnitude), magnitude)
-    finite_negative = hlo.binary("and", hlo.compare("LT", x, _c(x, 0)), hlo.compare("NE", ax, inf))
+    finite_negative = hlo.binary("and", hlo.compare("LT", x, like(x, 0)), hlo.compare("NE", ax, inf))
     result = hlo.select(hlo.binary("and", finite_negative, hlo.unary("not", integral)), nan, result)
     result = hlo.select(hlo.binary("or", hlo.compare("NE", x, x), hlo.compare("NE", y, y)), nan, result)
-    one = hlo.binary("or", hlo.compare("EQ", y, _c(y, 0)), hlo.compare("EQ", x, _c(x, 1)))
-    one = hlo.binary("or", one, hlo.binary("and", hlo.compare("EQ", x, _c(x, -1)),
+    one = hlo.binary("or", hlo.compare("EQ", y, like(y, 0)), hlo.compare("EQ", x, like(x, 1)))
+    one = hlo.binary("or", one, hlo.binary("and", hlo.compare("EQ", x, like(x, -1)),
                                            hlo.compare("EQ", hlo.unary("abs", y), inf)))
-    return hlo.select(one, _c(x, 1), result)
+    return hlo.select(one, like(x, 1), result)
 
 
 def _sign_bit(x):
     et = hlo.element_type_of(x)
     bits = hlo.bitcast_convert(x, hlo.shape_of(x), np.dtype(f"int{et.width}"))
-    return hlo.compare("LT", bits, _c(bits, 0))
+    return hlo.compare("LT", bits, like(bits, 0))
 
 
 def _atan2(y, x):
     """C's atan2. IREE 3.13's gives NaN for atan2(+-0, +-0) and atan2(+-inf, +-inf), and +pi where
     y is -0 or negative and the angle is pi; the result's sign is always y's."""
-    inf = _c(x, np.inf)
+    inf = like(x, np.inf)
     r = hlo.binary("atan2", y, x)
     x_neg = _sign_bit(x)
     both_inf = hlo.binary("and", hlo.compare("EQ", hlo.unary("abs", y), inf), hlo.compare("EQ", hlo.unary("abs", x), inf))
-    r = hlo.select(both_inf, hlo.select(x_neg, _c(x, 3 * np.pi / 4), _c(x, np.pi / 4)), r)
-    both_zero = hlo.binary("and", hlo.compare("EQ", y, _c(y, 0)), hlo.compare("EQ", x, _c(x, 0)))
-    r = hlo.select(both_zero, hlo.select(x_neg, _c(x, np.pi), _c(x, 0)), r)
+    r = hlo.select(both_inf, hlo.select(x_neg, like(x, 3 * np.pi / 4), like(x, np.pi / 4)), r)
+    both_zero = hlo.binary("and", hlo.compare("EQ", y, like(y, 0)), hlo.compare("EQ", x, like(x, 0)))
+    r = hlo.select(both_zero, hlo.select(x_neg, like(x, np.pi), like(x, 0)), r)
     magnitude = hlo.unary("abs", r)
     return hlo.select(_sign_bit(y), hlo.unary("negate", magnitude), magnitude)
 
@@ -394,7 +396,7 @@ def _shift(op, a, b):
     """TF clamps the shift to [0, bits - 1] (StableHLO would give 0 past the width); a right
     shift is arithmetic on signed types, logical on unsigned ones."""
     et = hlo.element_type_of(a)
-    b = hlo.clamp(_c(b, 0), b, _c(b, et.width - 1))
+    b = hlo.clamp(like(b, 0), b, like(b, et.width - 1))
     if op == "shift_right":
         op = "shift_right_logical" if et.is_unsigned else "shift_right_arithmetic"
     return hlo.binary(op, a, b)
@@ -481,7 +483,8 @@ COMPARISONS = {
 }
 
 
-def _binary_infer(result_dtype=None):
+def binary_infer(result_dtype=None):
+    """The binary rule's infer: equal operand dtypes, NumPy-broadcast shapes."""
     def infer(ctx):
         a, b = ctx.inputs
         if a.dtype != b.dtype:
@@ -495,16 +498,18 @@ def _broadcast_operands(ctx, a, b):
     return hlo.broadcast_to(a, shape), hlo.broadcast_to(b, shape)
 
 
-def _register_binary(table, result_dtype=None, attrs=("T",)):
+def register_binary(table, result_dtype=None, attrs=("T",)):
+    """The binary rule: one entry per table row (TF op -> (lowering, NumPy kernel, dtypes)),
+    operands broadcast NumPy-style to the output's shape. Also the activation gradients' rule."""
     for op, (how, np_fn, types) in table.items():
         fn = (lambda a, b, h=how: hlo.binary(h, a, b)) if isinstance(how, str) else how
-        register(op, infer=_binary_infer(result_dtype), attrs=attrs, dtypes=types,
+        register(op, infer=binary_infer(result_dtype), attrs=attrs, dtypes=types,
                  lower=lambda ctx, a, b, f=fn: f(*_broadcast_operands(ctx, a, b)),
                  kernel=lambda ctx, a, b, f=np_fn: np.asarray(f(a, b)).astype(ctx.out().dtype))
 
 
-_register_binary(BINARY)
-_register_binary({op: ((lambda a, b, d=d: hlo.compare(d, a, b)), f, t) for op, (d, f, t) in COMPARISONS.items()},
+register_binary(BINARY)
+register_binary({op: ((lambda a, b, d=d: hlo.compare(d, a, b)), f, t) for op, (d, f, t) in COMPARISONS.items()},
                  np.dtype(np.bool_), attrs=("T", "incompatible_shape_error"))
 
 # -- n-ary and casts --------------------------------------------------------------------------------
@@ -553,7 +558,7 @@ def _cast_lower(ctx, x):
     if dst == ctx.inputs[0].dtype:
         return x
     if dst == np.bool_:
-        return hlo.compare("NE", x, _c(x, 0))
+        return hlo.compare("NE", x, like(x, 0))
     if dtypes.name(dst) == "bfloat16" and not dtypes.is_floating(ctx.inputs[0].dtype):
         return _int_to_bfloat16(x)
     return hlo.convert(x, dst)
@@ -563,9 +568,9 @@ def _int_to_bfloat16(x):
     """Through float32, as Eigen's bfloat16(int) does, rounding to nearest even by hand: IREE
     folds int -> f32 -> bf16 into one conversion that llvm-cpu cannot link (__truncsfbf2)."""
     bits = hlo.bitcast_convert(hlo.convert(x, np.float32), hlo.shape_of(x), np.int32)
-    lsb = hlo.binary("and", hlo.binary("shift_right_logical", bits, _c(bits, 16)), _c(bits, 1))
-    rounded = hlo.add(bits, hlo.add(lsb, _c(bits, 0x7FFF)))
-    high = hlo.convert(hlo.binary("shift_right_logical", rounded, _c(bits, 16)), np.int16)
+    lsb = hlo.binary("and", hlo.binary("shift_right_logical", bits, like(bits, 16)), like(bits, 1))
+    rounded = hlo.add(bits, hlo.add(lsb, like(bits, 0x7FFF)))
+    high = hlo.convert(hlo.binary("shift_right_logical", rounded, like(bits, 16)), np.int16)
     return hlo.bitcast_convert(high, hlo.shape_of(x), ml_dtypes.bfloat16)
 
 

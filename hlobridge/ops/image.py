@@ -21,9 +21,9 @@ import numpy as np
 from hlobridge.dialects import stablehlo as hlo
 
 from ..spec import TensorSpec
-from .common import same_as_input
+from .helpers import ints, same_as_input, value_of
 from .registry import register
-from .shape_ops import ints, take, value_of
+from .shapes.gather_scatter import take
 from .typesets import FLOAT, SIGNED
 
 F32 = np.dtype(np.float32)
@@ -50,6 +50,7 @@ def bilinear_weights(in_size: int, out_size: int, align_corners: bool, half_pixe
 
 
 def nearest_indices(in_size: int, out_size: int, align_corners: bool, half_pixel: bool):
+    """The input index each output position of ResizeNearestNeighbor reads, in float32 as TF computes it."""
     scale = _scale(in_size, out_size, align_corners)
     pos = np.arange(out_size, dtype=np.float32)
     src = (pos + np.float32(0.5)) * scale if half_pixel else pos * scale

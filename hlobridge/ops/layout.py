@@ -14,8 +14,8 @@ import numpy as np
 from hlobridge.dialects import stablehlo as hlo
 
 from ..spec import TensorSpec
+from .helpers import ints, value_of
 from .registry import register
-from .shape_ops import ints, value_of
 
 
 def _run_numpy(x, steps):

@@ -11,9 +11,8 @@ import numpy as np
 
 from hlobridge.dialects import stablehlo as hlo
 
-from .common import same_as_input
+from .helpers import ints, same_as_input
 from .registry import register
-from .shape_ops import ints
 
 
 def _band_infer(ctx):

@@ -17,26 +17,11 @@ from hlobridge.dialects import stablehlo as hlo
 
 from .. import dtypes
 from ..spec import TensorSpec
-from .common import normalize_axis
+from .helpers import highest, lowest, normalize_axis
 from .registry import register
 from .typesets import BOOL, FLOAT, NUMBER
 
 REDUCE_ATTRS = ("T", "Tidx", "keep_dims")
-
-
-def lowest(dtype):
-    """Identity of max: -inf for floats (so an empty reduction gives -inf, like TF)."""
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return False
-    return -np.inf if dtypes.is_floating(dtype) else np.iinfo(dtype).min
-
-
-def highest(dtype):
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return True
-    return np.inf if dtypes.is_floating(dtype) else np.iinfo(dtype).max
 
 
 def _trunc_div(total, count):
@@ -55,6 +40,7 @@ def _sqrt_lower(ctx, v):
 
 @dataclass(frozen=True)
 class Reduction:
+    """A reductions table row: how to fold elements, on StableHLO and on NumPy."""
     combiner: str                 # the StableHLO op folding two elements
     ufunc: np.ufunc               # the same on NumPy arrays
     identity: Callable            # dtype -> the combiner's identity (the reduce's init)

@@ -91,6 +91,7 @@ class OpContext:
 
 @dataclass(frozen=True)
 class OpDef:
+    """A registry entry: the fields listed in this module's docstring."""
     name: str
     infer: Callable
     lower: Callable | None = None
@@ -114,6 +115,7 @@ REGISTRY: dict[str, OpDef] = {}
 def register(name: str, *, infer, lower=None, kernel=None, attrs=(), const_inputs=(),
              ref_inputs=(), stateful=False, dtypes=None, dtype_attrs=None,
              output_args=()) -> OpDef:
+    """Add the entry for TF op `name`; an op registered twice is an error (one entry per op)."""
     if name in REGISTRY:
         raise ValueError(f"op {name} registered twice")
     if dtype_attrs is None:
@@ -128,10 +130,12 @@ def register(name: str, *, infer, lower=None, kernel=None, attrs=(), const_input
 
 
 def lookup(op: str) -> OpDef | None:
+    """The entry for `op`, or None when hlobridge does not know it."""
     return REGISTRY.get(op)
 
 
 def check_attrs(entry: OpDef, node) -> None:
+    """Raise for an attribute the entry does not list (names starting with _ are TF's internal ones)."""
     unknown = sorted(k for k in node.attrs if not k.startswith("_") and k not in entry.attrs)
     if unknown:
         raise ShapeInferenceError(
@@ -140,4 +144,5 @@ def check_attrs(entry: OpDef, node) -> None:
 
 
 def as_list(result) -> list:
+    """An op rule's result (one value or a list/tuple of them) as a list."""
     return list(result) if isinstance(result, (list, tuple)) else [result]

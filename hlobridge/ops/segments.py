@@ -19,9 +19,9 @@ from hlobridge.dialects import stablehlo as hlo
 from .. import dtypes
 from ..errors import InputError
 from ..spec import TensorSpec
+from .helpers import ints, value_of
 from .registry import register
-from .scatter import scatter_in_bounds
-from .shape_ops import ints, value_of
+from .shapes.gather_scatter import scatter_in_bounds
 from .typesets import NUMBER
 
 

@@ -20,8 +20,7 @@ from hlobridge.dialects import stablehlo as hlo
 from ..errors import InputError
 from ..spec import TensorSpec
 from .registry import register
-from .scatter import scatter_in_bounds
-from .shape_ops import take
+from .shapes.gather_scatter import scatter_in_bounds, take
 from .typesets import ANY, NUMBER
 
 

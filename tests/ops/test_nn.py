@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from hlobridge.errors import ShapeInferenceError
-from hlobridge.ops import nn
+from hlobridge.ops import activation_grads
+from hlobridge.ops.nn import conv, pooling
 from hlobridge.spec import TensorSpec
 from hlobridge.debug.testing import check_op, reference
 
@@ -91,7 +92,7 @@ def conv_grad_cases(name, strides, padding, kernel=(3, 3), dilations=1, fmt="NHW
     x = randn(2, *hw, 3)
     w = randn(*kernel, 3, 4)
     attrs = conv_attrs(strides, padding, dilations, fmt, explicit, use_cudnn_on_gpu=True)
-    y = nn._np_conv(_Ctx("Conv2D", attrs), x if fmt == "NHWC" else nchw(x), w)
+    y = conv.np_conv(_Ctx("Conv2D", attrs), x if fmt == "NHWC" else nchw(x), w)
     x_f = x if fmt == "NHWC" else nchw(x)
     dy = randn(*y.shape)
     return [
@@ -143,7 +144,7 @@ CASES += [
 
 def pool_grad_cases(name, x, attrs):
     fwd = _Ctx("MaxPool", attrs)
-    y = nn._np_pool(fwd, x)
+    y = pooling.np_pool(fwd, x)
     g = randn(*y.shape)
     return [
         case("MaxPoolGrad", [x, y, g], attrs, id=f"MaxPoolGrad-{name}"),
@@ -216,7 +217,7 @@ GRAD_INPUTS = {
     "SeluGrad": [G, randn(3, 5)],
     "SoftsignGrad": [G, randn(3, 5)],
 }
-CASES += [case(op, GRAD_INPUTS[op], F32) for op in nn.ACTIVATION_GRADS]
+CASES += [case(op, GRAD_INPUTS[op], F32) for op in activation_grads.ACTIVATION_GRADS]
 CASES.append(case("LeakyReluGrad", [G, randn(3, 5)], dict(F32, alpha=0.1)))
 
 # -- fused ops --------------------------------------------------------------------------------------

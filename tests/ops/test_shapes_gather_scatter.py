@@ -1,4 +1,4 @@
-"""Scatters beyond tests/ops/test_tf_references.py: bad indices, and other types."""
+"""Scatters (shapes/gather_scatter.py): compiled on llvm-cpu, compared with their NumPy kernels."""
 
 import numpy as np
 import pytest

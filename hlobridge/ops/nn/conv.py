@@ -1,0 +1,318 @@
+"""Convolutions and their gradients: Conv2D, DepthwiseConv2dNative, Conv3D, Conv2DBackpropInput/Filter,
+DepthwiseConv2dNativeBackpropInput/Filter.
+
+One rule for every rank, with depthwise as a case of grouped convolution, the way tf2xla's
+ConvOp does it (conv_op_helpers.cc): Conv2D's and Conv3D's filter is [spatial..., C/groups, O];
+DepthwiseConv2dNative's is [KH, KW, C, M], which is the grouped filter [KH, KW, 1, C*M] of a
+convolution with C groups (output channel c * M + m). TensorFlow's own CPU kernel runs
+neither NCDHW nor dilations for Conv3D; those follow XLA, which takes both.
+
+The gradients take their shape input (input_sizes / filter_sizes) as a compile-time
+constant; grouped convolutions other than depthwise ones have no gradients here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hlobridge.dialects import stablehlo as hlo
+
+from ...spec import TensorSpec
+from ..helpers import acc_dtype, known_dims, require_rank, scalar
+from ..registry import register
+from ..typesets import FLOAT
+from .geometry import Format, Window, np_pad, spatial_rank, taps, window
+
+
+def _is_depthwise(ctx) -> bool:
+    return ctx.op.startswith("DepthwiseConv2dNative")
+
+
+def conv_geometry(ctx, x_shape, w_shape):
+    """(format, window, groups, output channels) of a forward convolution; unknown sizes stay None."""
+    fmt = Format(ctx, spatial_rank(ctx))
+    c = x_shape[fmt.channel]
+    *kernel, wi, wo = w_shape
+    if _is_depthwise(ctx):
+        if c is not None and wi is not None and c != wi:
+            raise ctx.error(f"filter has {wi} input channels, the input has {c}")
+        groups, out_c = c, (None if c is None or wo is None else c * wo)
+    else:
+        if c is not None and wi is not None and (wi == 0 or c % wi):
+            raise ctx.error(f"input channels {c} are not a multiple of the filter's input depth {wi}")
+        groups, out_c = (None if c is None or wi is None else c // wi), wo
+        if groups and wo is not None and wo % groups:
+            raise ctx.error(f"filter output depth {wo} is not a multiple of the group count {groups}")
+    return fmt, window(ctx, fmt, fmt.sizes(x_shape), kernel), groups, out_c
+
+
+def conv_infer(ctx):
+    """Output spec of Conv2D, DepthwiseConv2dNative, Conv3D (and _FusedConv2D)."""
+    rank = spatial_rank(ctx) + 2
+    x, w = ctx.inputs[:2]
+    require_rank(ctx, 0, (rank,))
+    require_rank(ctx, 1, (rank,))
+    xs = known_dims(x, rank)
+    fmt, win, _, out_c = conv_geometry(ctx, xs, known_dims(w, rank))
+    return [TensorSpec(x.dtype, fmt.shape(xs[0], win.out, out_c))]
+
+
+def _np_grouped_filter(ctx, w):
+    """The filter as [spatial..., C/groups, O] (tf2xla: depthwise [.., C, M] -> [.., 1, C*M])."""
+    return w.reshape(*w.shape[:-2], 1, -1) if _is_depthwise(ctx) else w
+
+
+# IREE 3.13 lowers stablehlo.convolution to a direct-convolution linalg.generic whose CPU code
+# runs at 1-2 GFLOP/s (cnn_train: a 5x5x32x64 conv took 340 ms, its two gradients 460 ms).
+# So NHWC convolutions become im2col + one dot_general, which IREE runs as a tiled matmul
+# (6272x64x800 in ~10 ms). The patch matrix is built from strided slices of the padded input,
+# concatenated tap-major, so that it lines up with the [KH, KW, C, O] filter reshaped to
+# [KH*KW*C, O]. It multiplies memory by KH*KW, hence the size cap (above it, the convolution).
+# Grouped (depthwise) and 3-D convolutions, rarer, keep stablehlo.convolution.
+_IM2COL_MAX_BYTES = 1 << 28
+
+
+def _im2col(fmt: Format, groups) -> bool:
+    return groups == 1 and not fmt.channels_first and fmt.rank == 2
+
+
+def _patches(x, dtype, spatial, concat_axis, kernel, strides, dilations, pads, out_sizes, lhs_dilation=None):
+    """Im2col of x: the kernel's taps concatenated (tap-major) along `concat_axis`, or None.
+
+    Each tap is a strided slice of x padded with zeros (edges `pads`, and `lhs_dilation - 1`
+    interior zeros for a transposed convolution) on the `spatial` axes. None when a pad is
+    negative or the patches would exceed _IM2COL_MAX_BYTES: the caller keeps the convolution.
+    """
+    shape = hlo.shape_of(x)
+    lhs_dilation = lhs_dilation or (1,) * len(spatial)
+    if min(p for pair in pads for p in pair) < 0:
+        return None
+    size = np.prod([d for a, d in enumerate(shape) if a not in spatial]) * math.prod(out_sizes) * math.prod(kernel)
+    if size * np.dtype(dtype).itemsize > _IM2COL_MAX_BYTES:
+        return None
+    low, high, interior = [0] * len(shape), [0] * len(shape), [0] * len(shape)
+    for a, (lo, hi), ld in zip(spatial, pads, lhs_dilation):
+        low[a], high[a], interior[a] = lo, hi, ld - 1
+    if any(low) or any(high) or any(interior):
+        x = hlo.pad(x, scalar(0, dtype), low, high, interior)
+    padded = hlo.shape_of(x)
+    win = Window(tuple(kernel), tuple(strides), tuple(dilations), tuple(pads), tuple(out_sizes))
+    slices = []
+    for _tap, index in taps(win):
+        start, limit, step = [0] * len(shape), list(padded), [1] * len(shape)
+        for a, sl in zip(spatial, index[1:]):
+            start[a], limit[a], step[a] = sl.start, sl.stop, sl.step
+        slices.append(hlo.slice(x, start, limit, step))
+    return hlo.concatenate(slices, concat_axis)
+
+
+def _im2col_dot(cols, w, out, contract: int):
+    """The patch matrix times the filter flattened to [taps * C, O]."""
+    *_, o = hlo.shape_of(w)
+    return hlo.dot_general(cols, hlo.reshape(w, [math.prod(hlo.shape_of(w)) // o, o]), out.shape, out.dtype,
+                           lhs_contract=[contract], rhs_contract=[0])
+
+
+def conv_lower(ctx, x, w):
+    """Forward convolution: im2col + dot_general for NHWC, else stablehlo.convolution."""
+    fmt, win, groups, out_c = conv_geometry(ctx, hlo.shape_of(x), hlo.shape_of(w))
+    if _is_depthwise(ctx):
+        *kernel, c, m = hlo.shape_of(w)
+        w = hlo.reshape(w, [*kernel, 1, c * m])
+    out = ctx.out()
+    if _im2col(fmt, groups):
+        cols = _patches(x, out.dtype, fmt.spatial, fmt.channel, win.kernel, win.strides, win.dilations, win.pads,
+                        win.out)
+        if cols is not None:
+            return _im2col_dot(cols, w, out, fmt.channel)
+    return hlo.convolution(x, w, out.shape, out.dtype,
+                           layout=f"{fmt.conv_io}x{fmt.filter_layout('i', 'o')}->{fmt.conv_io}",
+                           strides=win.strides, padding=win.pads, rhs_dilation=win.dilations,
+                           feature_group_count=groups)
+
+
+def np_conv(ctx, x, w):
+    """NumPy reference of the forward convolutions: per tap, the grouped product, in float64."""
+    fmt, win, groups, out_c = conv_geometry(ctx, x.shape, w.shape)
+    w = _np_grouped_filter(ctx, w)
+    acc = acc_dtype(x.dtype)
+    xp = np_pad(fmt.to_last(x).astype(acc), win.pads)
+    n, c = xp.shape[0], xp.shape[-1]
+    y = np.zeros((n, *win.out, groups, out_c // groups), acc)
+    for tap, index in taps(win):
+        wg = w[tap].astype(acc).reshape(c // groups, groups, out_c // groups).transpose(1, 0, 2)
+        xs = xp[index]
+        y += np.einsum("...gc,gco->...go", xs.reshape(*xs.shape[:-1], groups, c // groups), wg)
+    return fmt.from_last(y.reshape(n, *win.out, out_c)).astype(x.dtype)
+
+
+CONV_ATTRS = ("T", "strides", "padding", "explicit_paddings", "data_format", "dilations")
+register("Conv2D", infer=conv_infer, lower=conv_lower, kernel=np_conv, dtypes=FLOAT,
+         attrs=CONV_ATTRS + ("use_cudnn_on_gpu",))
+register("DepthwiseConv2dNative", infer=conv_infer, lower=conv_lower, kernel=np_conv, dtypes=FLOAT,
+         attrs=CONV_ATTRS)
+register("Conv3D", infer=conv_infer, lower=conv_lower, kernel=np_conv, dtypes=FLOAT,
+         attrs=("T", "strides", "padding", "data_format", "dilations"))
+
+# -- gradients ---------------------------------------------------------------------------------------
+
+
+def shape_input(ctx, i: int, fmt: Format | None, fill):
+    """The 4-d shape held by constant input i (a gradient's input_sizes, filter_sizes or
+    orig_input_shape), or (when it is not constant) `fill`; with `fmt`, a 2-element input
+    holds the spatial sizes only."""
+    value = ctx.inputs[i].value
+    if value is None:
+        return fill
+    value = [int(v) for v in np.asarray(value).reshape(-1)]
+    if len(value) == 2 and fmt is not None:  # spatial sizes only: batch and channels from elsewhere
+        return fmt.shape(fill[0], value, fill[fmt.channel])
+    if len(value) != 4:
+        raise ctx.error(f"input {i} must hold a 4-d shape, got {value}")
+    return tuple(value)
+
+
+def _backprop_input_infer(ctx):
+    _, w, dy = ctx.inputs
+    fmt = Format(ctx)
+    fill = fmt.shape(known_dims(dy, 4)[0], (None, None), known_dims(w, 4)[2])
+    return [TensorSpec(dy.dtype, shape_input(ctx, 0, fmt, fill))]
+
+
+def _backprop_filter_infer(ctx):
+    x, _, dy = ctx.inputs
+    fmt = Format(ctx)
+    fill = (None, None, known_dims(x, 4)[fmt.channel], known_dims(dy, 4)[fmt.channel])
+    return [TensorSpec(x.dtype, shape_input(ctx, 1, None, fill))]
+
+
+def _backprop_geometry(ctx, x_shape, w_shape, dy_shape):
+    """(format, forward window, groups) of the convolution being differentiated; checks that the
+    window reproduces dy's shape."""
+    fmt = Format(ctx)
+    if x_shape[fmt.channel] != w_shape[-2]:
+        raise ctx.error(f"grouped convolutions are not supported in gradients (input depth "
+                        f"{x_shape[fmt.channel]}, filter depth {w_shape[-2]})")
+    win = window(ctx, fmt, fmt.sizes(x_shape), w_shape[:-2])
+    if tuple(win.out) != fmt.sizes(dy_shape):
+        raise ctx.error(f"out_backprop spatial size {list(fmt.sizes(dy_shape))} does not match the "
+                        f"convolution's output {list(win.out)}")
+    return fmt, win, (x_shape[fmt.channel] if _is_depthwise(ctx) else 1)
+
+
+def _backprop_input_lower(ctx, _, w, dy):
+    """Transposed convolution: dy dilated by the strides, convolved with the flipped filter
+    (for NHWC as im2col + dot_general, see _patches).
+
+    Grouped as tf2xla does it: the [spatial..., C/G, O] filter becomes [spatial..., C, O/G]
+    (TransposeFilterForGroupConvolutionBackpropInput); for depthwise, whose grouped filter is
+    [KH, KW, 1, C*M], that is [KH, KW, C, M]: the filter as TensorFlow gives it.
+    """
+    out = ctx.out()
+    fmt, win, groups = _backprop_geometry(ctx, out.shape, hlo.shape_of(w), hlo.shape_of(dy))
+    pads = win.transposed_pads(fmt.sizes(out.shape))
+    spatial = list(range(fmt.rank))
+    if _im2col(fmt, groups):  # im2col of the dilated dy; filter flipped and [KH, KW, O, C]
+        cols = _patches(dy, out.dtype, fmt.spatial, fmt.channel, win.kernel, (1,) * fmt.rank, win.dilations, pads,
+                        fmt.sizes(out.shape), lhs_dilation=win.strides)
+        if cols is not None:
+            return _im2col_dot(cols, hlo.transpose(hlo.reverse(w, spatial), [0, 1, 3, 2]), out, fmt.channel)
+    return hlo.convolution(dy, hlo.reverse(w, spatial), out.shape, out.dtype,
+                           layout=f"{fmt.conv_io}x{fmt.filter_layout('o', 'i')}->{fmt.conv_io}",
+                           strides=(1,) * fmt.rank, padding=pads, lhs_dilation=win.strides,
+                           rhs_dilation=win.dilations, feature_group_count=groups)
+
+
+def _backprop_filter_lower(ctx, x, _, dy):
+    """NHWC: im2col of x times dy (see _patches). Depthwise: per tap, the window of x times dy,
+    summed over batch and positions. Otherwise a convolution of x with dy that contracts over
+    the batch: batch acts as the feature dim."""
+    out = ctx.out()
+    fmt, win, groups = _backprop_geometry(ctx, hlo.shape_of(x), out.shape, hlo.shape_of(dy))
+    if groups != 1:
+        return _depthwise_filter_taps(fmt, win, x, dy, out)
+    if _im2col(fmt, groups):
+        # Patches of x^T ([C, N, H, W]) stacked on axis 0: [KH*KW*C, N, OH, OW] times dy, which
+        # contracts over (N, OH, OW) with the patch matrix as a plain row-major LHS. A trailing
+        # pad the windows never reach is simply not sliced.
+        (plh, phh), (plw, phw) = win.pads
+        cols = _patches(hlo.transpose(x, [3, 0, 1, 2]), out.dtype, (2, 3), 0, win.kernel, win.strides,
+                        win.dilations, ((plh, max(phh, 0)), (plw, max(phw, 0))), win.out)
+        if cols is not None:
+            kh, kw, c, o = out.shape
+            dw = hlo.dot_general(cols, dy, [kh * kw * c, o], out.dtype,
+                                 lhs_contract=[1, 2, 3], rhs_contract=[0, 1, 2])
+            return hlo.reshape(dw, out.shape)
+    pads = []
+    for axis, size, o, eff, s, (lo, _hi) in zip(fmt.spatial, fmt.sizes(hlo.shape_of(x)), win.out,
+                                                win.effective, win.strides, win.pads):
+        hi = eff + (o - 1) * s - size - lo
+        if hi < 0:  # trailing input rows no window reaches: drop them instead of negative padding
+            shape = hlo.shape_of(x)
+            limit = list(shape)
+            limit[axis] = size + hi
+            x, hi = hlo.slice(x, [0] * 4, limit), 0
+        pads.append((lo, hi))
+    lhs = "[f, b, 0, 1]" if fmt.channels_first else "[f, 0, 1, b]"
+    rhs = "[i, o, 0, 1]" if fmt.channels_first else "[i, 0, 1, o]"
+    return hlo.convolution(x, dy, out.shape, out.dtype, layout=f"{lhs}x{rhs}->[0, 1, b, f]",
+                           strides=win.dilations, padding=pads, rhs_dilation=win.strides)
+
+
+def _depthwise_filter_taps(fmt: Format, win, x, dy, out):
+    """The depthwise filter gradient [KH, KW, C, M]: each group has one input channel, so each
+    tap's product is elementwise, reduced over batch and positions."""
+    if fmt.channels_first:
+        x, dy = hlo.transpose(x, [0, 2, 3, 1]), hlo.transpose(dy, [0, 2, 3, 1])
+    kh, kw, c, m = out.shape
+    n, *out_sizes, _ = hlo.shape_of(dy)
+    lows = [lo for lo, _ in win.pads]
+    x = hlo.pad(x, scalar(0, out.dtype), [0, *lows, 0], [0, *(max(hi, 0) for _, hi in win.pads), 0])
+    dy = hlo.reshape(dy, [n, *out_sizes, c, m])
+    per_tap = []
+    for _tap, index in taps(win):
+        window_x = hlo.slice(x, [0, *(sl.start for sl in index[1:]), 0], [n, *(sl.stop for sl in index[1:]), c],
+                             [1, *(sl.step for sl in index[1:]), 1])
+        prod = hlo.multiply(hlo.broadcast_in_dim(window_x, [n, *out_sizes, c, m], list(range(fmt.rank + 2))), dy)
+        per_tap.append(hlo.reshape(hlo.reduce(prod, scalar(0, out.dtype), list(range(fmt.rank + 1))), [1, c, m]))
+    return hlo.reshape(hlo.concatenate(per_tap, 0), out.shape)
+
+
+def _np_backprop_input(ctx, _, w, dy):
+    out = ctx.out()
+    fmt, win, groups = _backprop_geometry(ctx, out.shape, w.shape, dy.shape)
+    acc = acc_dtype(dy.dtype)
+    n, *sizes, c = fmt.to_last(np.empty(out.shape, np.int8)).shape
+    dx = np.zeros((n, *(size + lo + hi for size, (lo, hi) in zip(sizes, win.pads)), c), acc)
+    g = fmt.to_last(dy).astype(acc)
+    g = g.reshape(*g.shape[:-1], groups, -1)
+    w = _np_grouped_filter(ctx, w)
+    for tap, index in taps(win):
+        wg = w[tap].astype(acc).reshape(c // groups, groups, -1)
+        dx[index] += np.einsum("...go,igo->...gi", g, wg).reshape(*g.shape[:-2], c)
+    crop = (slice(None), *(slice(lo, lo + size) for size, (lo, _) in zip(sizes, win.pads)))
+    return fmt.from_last(dx[crop]).astype(out.dtype)
+
+
+def _np_backprop_filter(ctx, x, _, dy):
+    out = ctx.out()
+    fmt, win, groups = _backprop_geometry(ctx, x.shape, out.shape, dy.shape)
+    acc = acc_dtype(x.dtype)
+    xp = np_pad(fmt.to_last(x).astype(acc), win.pads)
+    c = xp.shape[-1]
+    g = fmt.to_last(dy).astype(acc).reshape(-1, groups, dy.shape[fmt.channel] // groups)
+    dw = np.zeros(_np_grouped_filter(ctx, np.empty(out.shape, np.int8)).shape, acc)
+    for tap, index in taps(win):
+        xs = xp[index].reshape(-1, groups, c // groups)
+        dw[tap] = np.einsum("ngi,ngo->igo", xs, g).reshape(c // groups, -1)
+    return dw.reshape(out.shape).astype(out.dtype)
+
+
+_CONV_GRAD_ATTRS = CONV_ATTRS + ("use_cudnn_on_gpu",)
+for _op, _attrs in {"Conv2D": _CONV_GRAD_ATTRS, "DepthwiseConv2dNative": CONV_ATTRS}.items():
+    register(f"{_op}BackpropInput", infer=_backprop_input_infer, lower=_backprop_input_lower, dtypes=FLOAT,
+             kernel=_np_backprop_input, attrs=_attrs, const_inputs=(0,))
+    register(f"{_op}BackpropFilter", infer=_backprop_filter_infer, lower=_backprop_filter_lower, dtypes=FLOAT,
+             kernel=_np_backprop_filter, attrs=_attrs, const_inputs=(1,))

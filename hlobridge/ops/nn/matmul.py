@@ -1,0 +1,157 @@
+"""Matrix products and bias: MatMul, BatchMatMul/V2/V3, BiasAdd/V1, BiasAddGrad.
+
+MatMul is rank 2; BatchMatMul needs equal batch dims, V2 and V3 broadcast them, V3 may widen
+(int8 x int8 -> int32). BiasAdd adds along the channel axis (axis 1 for NCHW, the last axis
+otherwise); BiasAddGrad sums over every other axis.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hlobridge.dialects import stablehlo as hlo
+
+from ...spec import TensorSpec
+from ..helpers import acc_dtype, broadcast_shapes, known_dims, require_rank, same_as_input, scalar
+from ..registry import register
+from ..typesets import FLOAT, NUMBER, SIGNED
+
+# -- MatMul and BatchMatMul -------------------------------------------------------------------------
+
+
+def _matmul_dims(ctx, a, b, ta: bool, tb: bool):
+    m, k1 = (a[-1], a[-2]) if ta else (a[-2], a[-1])
+    k2, n = (b[-1], b[-2]) if tb else (b[-2], b[-1])
+    if k1 is not None and k2 is not None and k1 != k2:
+        raise ctx.error(f"inner dimensions differ: {k1} vs {k2} (shapes {list(a)} and {list(b)})")
+    return m, n
+
+
+def _matmul_flags(ctx):
+    if ctx.op in ("MatMul", "_FusedMatMul"):
+        return bool(ctx.attr("transpose_a", False)), bool(ctx.attr("transpose_b", False))
+    return bool(ctx.attr("adj_x", False)), bool(ctx.attr("adj_y", False))
+
+
+def _matmul_out_dtype(ctx):
+    return ctx.attr("Tout") if ctx.op == "BatchMatMulV3" else ctx.inputs[0].dtype
+
+
+def batch_matmul_infer(ctx):
+    """MatMul: rank 2. BatchMatMul: equal batch dims. V2/V3: batch dims broadcast."""
+    a, b = ctx.inputs[:2]
+    ta, tb = _matmul_flags(ctx)
+    if ctx.op in ("MatMul", "_FusedMatMul"):
+        require_rank(ctx, 0, (2,))
+        require_rank(ctx, 1, (2,))
+        m, n = _matmul_dims(ctx, known_dims(a, 2), known_dims(b, 2), ta, tb)
+        return [TensorSpec(a.dtype, (m, n))]
+    if a.shape is None or b.shape is None:
+        return [TensorSpec(_matmul_out_dtype(ctx), None)]
+    if len(a.shape) < 2 or len(b.shape) < 2:
+        raise ctx.error(f"operands must have rank >= 2, got {list(a.shape)} and {list(b.shape)}")
+    m, n = _matmul_dims(ctx, a.shape, b.shape, ta, tb)
+    if ctx.op == "BatchMatMul":
+        if len(a.shape) != len(b.shape):
+            raise ctx.error(f"operands must have the same rank, got {list(a.shape)} and {list(b.shape)}")
+        batch = broadcast_shapes(ctx, a.shape[:-2], b.shape[:-2])
+    else:
+        batch = broadcast_shapes(ctx, a.shape[:-2], b.shape[:-2])
+    return [TensorSpec(_matmul_out_dtype(ctx), tuple(batch) + (m, n))]
+
+
+def dot(ctx, a, b, out_shape, dtype):
+    """dot_general over broadcast batch dims; a/b contract on their (maybe transposed) inner dims."""
+    ta, tb = _matmul_flags(ctx)
+    batch = list(out_shape[:-2])
+    nb = len(batch)
+    a = hlo.broadcast_to(a, batch + hlo.shape_of(a)[-2:])
+    b = hlo.broadcast_to(b, batch + hlo.shape_of(b)[-2:])
+    return hlo.dot_general(a, b, out_shape, dtype, lhs_batch=range(nb), rhs_batch=range(nb),
+                           lhs_contract=[nb if ta else nb + 1], rhs_contract=[nb + 1 if tb else nb])
+
+
+def _batch_matmul_lower(ctx, a, b):
+    out = ctx.out()
+    if ctx.op == "BatchMatMulV3":  # Ta, Tb may differ from Tout (e.g. int8 x int8 -> int32)
+        a, b = (v if s.dtype == out.dtype else hlo.convert(v, out.dtype) for v, s in zip((a, b), ctx.inputs))
+    return dot(ctx, a, b, out.shape, out.dtype)
+
+
+def batch_matmul_kernel(ctx, a, b):
+    """NumPy reference of the matmul family, accumulating in float64 (int64 for integers)."""
+    ta, tb = _matmul_flags(ctx)
+    acc = acc_dtype(ctx.out().dtype)
+    a = np.swapaxes(a, -1, -2) if ta else a
+    b = np.swapaxes(b, -1, -2) if tb else b
+    return np.matmul(a.astype(acc), b.astype(acc)).astype(ctx.out().dtype)
+
+
+_MATMUL_ATTRS = {
+    "MatMul": ("T", "transpose_a", "transpose_b", "grad_a", "grad_b"),
+    "BatchMatMul": ("T", "adj_x", "adj_y", "grad_x", "grad_y"),
+    "BatchMatMulV2": ("T", "adj_x", "adj_y", "grad_x", "grad_y"),
+    "BatchMatMulV3": ("Ta", "Tb", "Tout", "adj_x", "adj_y", "grad_x", "grad_y"),
+}
+_MATMUL_DTYPES = FLOAT + ("int32", "int64")
+for _op, _attrs in _MATMUL_ATTRS.items():
+    register(_op, infer=batch_matmul_infer, lower=_batch_matmul_lower, kernel=batch_matmul_kernel,
+             attrs=_attrs, dtypes=FLOAT + SIGNED + ("uint8",) if _op == "BatchMatMulV3" else _MATMUL_DTYPES)
+
+
+# -- BiasAdd ----------------------------------------------------------------------------------------
+
+
+def _bias_axis(ctx, rank: int) -> int:
+    """NCHW puts the bias on axis 1 (any rank >= 3, like TF); otherwise the last axis."""
+    if ctx.op != "BiasAddV1" and ctx.attr("data_format", "NHWC") == "NCHW" and rank >= 3:
+        return 1
+    return rank - 1
+
+
+def _bias_add_infer(ctx):
+    x, b = ctx.inputs
+    if x.shape is not None:
+        if len(x.shape) < 2:
+            raise ctx.error(f"value must have rank >= 2, got {list(x.shape)}")
+        c, bc = x.shape[_bias_axis(ctx, len(x.shape))], known_dims(b, 1)[0]
+        if c is not None and bc is not None and c != bc:
+            raise ctx.error(f"bias has {bc} elements, the channel dimension is {c}")
+    return same_as_input(ctx)
+
+
+def _add_bias(ctx, x, bias):
+    shape = hlo.shape_of(x)
+    return hlo.add(x, hlo.broadcast_in_dim(bias, shape, [_bias_axis(ctx, len(shape))]))
+
+
+def _np_add_bias(ctx, x, bias):
+    axis = _bias_axis(ctx, x.ndim)
+    return (x + bias.reshape((-1,) + (1,) * (x.ndim - 1 - axis))).astype(x.dtype)
+
+
+register("BiasAdd", infer=_bias_add_infer, attrs=("T", "data_format"), dtypes=NUMBER,
+         lower=_add_bias, kernel=_np_add_bias)
+register("BiasAddV1", infer=_bias_add_infer, attrs=("T",), lower=_add_bias, kernel=_np_add_bias,
+         dtypes=NUMBER)
+
+
+def _bias_add_grad_infer(ctx):
+    g = ctx.inputs[0]
+    c = None if g.shape is None else g.shape[_bias_axis(ctx, len(g.shape))]
+    return [TensorSpec(g.dtype, (c,))]
+
+
+def _bias_add_grad_lower(ctx, g):
+    rank = len(hlo.shape_of(g))
+    axis = _bias_axis(ctx, rank)
+    return hlo.reduce(g, scalar(0, ctx.out().dtype), [d for d in range(rank) if d != axis])
+
+
+def _bias_add_grad_kernel(ctx, g):
+    axis = _bias_axis(ctx, g.ndim)
+    return g.sum(axis=tuple(d for d in range(g.ndim) if d != axis), dtype=acc_dtype(g.dtype)).astype(g.dtype)
+
+
+register("BiasAddGrad", infer=_bias_add_grad_infer, attrs=("T", "data_format"), dtypes=NUMBER,
+         lower=_bias_add_grad_lower, kernel=_bias_add_grad_kernel)

@@ -1,0 +1,167 @@
+"""Pooling, 2-D and 3-D, and its gradients: MaxPool, MaxPoolV2, AvgPool, MaxPool3D, AvgPool3D,
+MaxPoolGrad, AvgPoolGrad.
+
+As TensorFlow's CPU kernels: padding never wins a max (it is the lowest value), AvgPool divides
+by the number of real (non-padding) elements, MaxPoolGrad sends each window's gradient to its
+first maximum in row-major order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hlobridge.dialects import stablehlo as hlo
+
+from ...spec import TensorSpec
+from ..helpers import acc_dtype, known_dims, lowest, require_rank, same_as_input, scalar
+from ..registry import register
+from ..typesets import FLOAT, SIGNED
+from .conv import shape_input
+from .geometry import (Format, Window, np_pad, np_windows, spatial_attr, spatial_rank, taps, valid_counts,
+                       window)
+
+
+def _pool_window(ctx, shape) -> tuple[Format, Window]:
+    fmt = Format(ctx, spatial_rank(ctx))
+    return fmt, window(ctx, fmt, fmt.sizes(shape), spatial_attr(ctx, fmt, "ksize"), dilated=False)
+
+
+def _pool_infer(ctx):
+    rank = spatial_rank(ctx) + 2
+    x = ctx.inputs[0]
+    require_rank(ctx, 0, (rank,))
+    xs = known_dims(x, rank)
+    fmt, win = _pool_window(ctx, xs)
+    return [TensorSpec(x.dtype, fmt.shape(xs[0], win.out, xs[fmt.channel]))]
+
+
+def _window_args(fmt: Format, win: Window):
+    return fmt.full(win.kernel, 1), fmt.full(win.strides, 1), fmt.full(win.pads, (0, 0))
+
+
+def _max_pool_lower(ctx, x, *_ksize_strides):
+    fmt, win = _pool_window(ctx, hlo.shape_of(x))
+    dtype = ctx.out().dtype
+    return hlo.reduce_window(x, scalar(lowest(dtype), dtype), *_window_args(fmt, win), op="maximum")
+
+
+def _avg_pool_lower(ctx, x):
+    """Sum over the window, divided by the count of real elements (a constant: shapes are static)."""
+    fmt, win = _pool_window(ctx, hlo.shape_of(x))
+    out = ctx.out()
+    total = hlo.reduce_window(x, scalar(0, out.dtype), *_window_args(fmt, win), op="add")
+    counts = hlo.constant(valid_counts(fmt.sizes(hlo.shape_of(x)), win).astype(out.dtype))
+    return hlo.divide(total, hlo.broadcast_in_dim(counts, out.shape, fmt.spatial))
+
+
+def np_pool(ctx, x, *_ksize_strides):
+    """NumPy reference of the forward pooling ops (max, or average over real elements)."""
+    fmt, win = _pool_window(ctx, x.shape)
+    x = fmt.to_last(x)
+    kernel_axes = tuple(range(-fmt.rank, 0))
+    if ctx.op.startswith("MaxPool"):
+        y = np_windows(np_pad(x, win.pads, lowest(x.dtype)), win).max(axis=kernel_axes)
+    else:
+        sums = np_windows(np_pad(x.astype(acc_dtype(x.dtype)), win.pads), win).sum(axis=kernel_axes)
+        y = sums / valid_counts(x.shape[1:-1], win)[None, ..., None]
+    return fmt.from_last(y).astype(ctx.out().dtype)
+
+
+register("MaxPool", infer=_pool_infer, lower=_max_pool_lower, kernel=np_pool,
+         dtypes=FLOAT + SIGNED + ("uint8", "uint16"),
+         attrs=("T", "ksize", "strides", "padding", "explicit_paddings", "data_format"))
+register("MaxPoolV2", infer=_pool_infer, lower=_max_pool_lower, kernel=np_pool, const_inputs=(1, 2),
+         dtypes=FLOAT + SIGNED + ("uint8", "uint16"), attrs=("T", "padding", "data_format"))
+register("AvgPool", infer=_pool_infer, lower=_avg_pool_lower, kernel=np_pool, dtypes=FLOAT,
+         attrs=("T", "ksize", "strides", "padding", "data_format"))
+register("MaxPool3D", infer=_pool_infer, lower=_max_pool_lower, kernel=np_pool,
+         dtypes=("float16", "bfloat16", "float32"), attrs=("T", "ksize", "strides", "padding", "data_format"))
+register("AvgPool3D", infer=_pool_infer, lower=_avg_pool_lower, kernel=np_pool, dtypes=FLOAT,
+         attrs=("T", "ksize", "strides", "padding", "data_format"))
+
+# -- gradients ---------------------------------------------------------------------------------------
+
+
+def _max_pool_grad_lower(ctx, x, _y, g):
+    """Each window's gradient goes to its first maximum in row-major order (TF's CPU kernel).
+
+    Not stablehlo.select_and_scatter: IREE cannot legalize it for overlapping windows, and for
+    non-overlapping ones it breaks ties toward a later maximum. Instead x is padded with -inf
+    (padding never holds the maximum), the window taps are visited in row-major order, and each
+    output's gradient is placed on the first tap equal to its maximum by an interior-padded
+    stablehlo.pad; the sum is cropped back to x's shape.
+    """
+    shape = hlo.shape_of(x)
+    fmt, win = _pool_window(ctx, shape)
+    dtype = ctx.out().dtype
+    lows, highs = zip(*fmt.full(win.pads, (0, 0)))
+    xp = hlo.pad(x, scalar(lowest(dtype), dtype), lows, highs)
+    kernel, strides, _ = _window_args(fmt, win)
+    zero = scalar(0, dtype)
+    best = hlo.reduce_window(xp, scalar(lowest(dtype), dtype), kernel, strides, [(0, 0)] * len(shape), op="maximum")
+    padded, out = hlo.shape_of(xp), hlo.shape_of(g)
+    taken, dx = None, None
+    for tap, _index in taps(win):
+        start = fmt.full(tap, 0)
+        limit = [b + (o - 1) * s + 1 for b, o, s in zip(start, out, strides)]
+        hit = hlo.compare("EQ", hlo.slice(xp, start, limit, strides), best)
+        first = hit if taken is None else hlo.binary("and", hit, hlo.unary("not", taken))
+        taken = hit if taken is None else hlo.binary("or", taken, hit)
+        placed = hlo.pad(hlo.select(first, g, hlo.scalar_like(0, g)), zero, start,
+                         [p - e for p, e in zip(padded, limit)], [s - 1 for s in strides])
+        dx = placed if dx is None else hlo.add(dx, placed)
+    return hlo.slice(dx, lows, [lo + d for lo, d in zip(lows, shape)])
+
+
+def _np_max_pool_grad(ctx, x, _y, g):
+    """Each window's gradient goes to its first maximum in row-major order, as TF's CPU kernel."""
+    fmt, win = _pool_window(ctx, x.shape)
+    x, g = fmt.to_last(x), fmt.to_last(g)
+    xp = np_pad(x, win.pads, lowest(x.dtype))
+    windows = np_windows(xp, win)
+    n, *out, c = windows.shape[:fmt.rank + 2]
+    first = np.unravel_index(windows.reshape(n, *out, c, -1).argmax(axis=-1), win.kernel)
+    positions = [np.arange(o).reshape([-1 if a == d else 1 for a in range(fmt.rank)])[None, ..., None] * s + tap
+                 for d, (o, s, tap) in enumerate(zip(out, win.strides, first))]
+    dx = np.zeros(xp.shape, acc_dtype(g.dtype))
+    np.add.at(dx, (np.arange(n).reshape(-1, *[1] * (fmt.rank + 1)), *positions, np.arange(c)), g)
+    crop = (slice(None), *(slice(lo, lo + size) for size, (lo, _) in zip(x.shape[1:-1], win.pads)))
+    return fmt.from_last(dx[crop]).astype(ctx.out().dtype)
+
+
+def _avg_pool_grad_infer(ctx):
+    g = ctx.inputs[1]
+    fmt = Format(ctx)
+    gs = known_dims(g, 4)
+    return [TensorSpec(g.dtype, shape_input(ctx, 0, None, fmt.shape(gs[0], (None, None), gs[fmt.channel])))]
+
+
+def _avg_pool_grad_lower(ctx, _, g):
+    """g / counts, spread back over each window: pad with stride-1 holes, then window-sum."""
+    out = ctx.out()
+    fmt, win = _pool_window(ctx, out.shape)
+    dtype = out.dtype
+    counts = hlo.constant(valid_counts(fmt.sizes(out.shape), win).astype(dtype))
+    g = hlo.divide(g, hlo.broadcast_in_dim(counts, hlo.shape_of(g), fmt.spatial))
+    lows, highs = zip(*fmt.full(win.transposed_pads(fmt.sizes(out.shape)), (0, 0)))
+    spread = hlo.pad(g, scalar(0, dtype), lows, highs, fmt.full([s - 1 for s in win.strides], 0))
+    rank = len(out.shape)
+    return hlo.reduce_window(spread, scalar(0, dtype), fmt.full(win.kernel, 1), [1] * rank, [(0, 0)] * rank)
+
+
+def _np_avg_pool_grad(ctx, _, g):
+    out = ctx.out()
+    fmt, win = _pool_window(ctx, out.shape)
+    n, *sizes, c = fmt.to_last(np.empty(out.shape, np.int8)).shape
+    share = fmt.to_last(g).astype(acc_dtype(g.dtype)) / valid_counts(sizes, win)[None, ..., None]
+    dx = np.zeros((n, *(size + lo + hi for size, (lo, hi) in zip(sizes, win.pads)), c), share.dtype)
+    for _tap, index in taps(win):
+        dx[index] += share
+    crop = (slice(None), *(slice(lo, lo + size) for size, (lo, _) in zip(sizes, win.pads)))
+    return fmt.from_last(dx[crop]).astype(out.dtype)
+
+
+register("MaxPoolGrad", infer=same_as_input, lower=_max_pool_grad_lower, kernel=_np_max_pool_grad, dtypes=FLOAT,
+         attrs=("T", "ksize", "strides", "padding", "explicit_paddings", "data_format"))
+register("AvgPoolGrad", infer=_avg_pool_grad_infer, lower=_avg_pool_grad_lower, kernel=_np_avg_pool_grad, dtypes=FLOAT,
+         attrs=("T", "ksize", "strides", "padding", "data_format"), const_inputs=(0,))

@@ -1,0 +1,132 @@
+"""Tensors built from a shape or an index: Tile, BroadcastTo, Fill, Range, OneHot."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hlobridge.dialects import stablehlo as hlo
+
+from ... import dtypes
+from ...spec import TensorSpec
+from ..helpers import (as_out, broadcast_shapes, ints, normalize_axis, out_spec, reshape_to_out,
+                       unknown_vector_dims, value_of)
+from ..registry import register
+from ..typesets import SIGNED_NUMBER
+
+
+
+# -- Tile, BroadcastTo, Fill, Range ---------------------------------------------------------------
+
+def _tile_infer(ctx):
+    x, multiples = ctx.inputs[0], value_of(ctx, 1)
+    if multiples is None:
+        return [out_spec(ctx, None if x.shape is None else (None,) * x.rank)]
+    m = ints(multiples)
+    if x.shape is not None and len(m) != x.rank:
+        raise ctx.error(f"multiples {m} must have one entry per dimension of {x}")
+    shape = x.shape if x.shape is not None else (None,) * len(m)
+    return [out_spec(ctx, [None if d is None else d * k for d, k in zip(shape, m)])]
+
+
+def _tile_lower(ctx, x, _):
+    shape, m = hlo.shape_of(x), ints(ctx.const(1))
+    # [m0, d0, m1, d1, ...] with x on the odd dims, then merge each pair.
+    wide = [v for pair in zip(m, shape) for v in pair]
+    return reshape_to_out(ctx, hlo.broadcast_in_dim(x, wide, range(1, 2 * len(shape), 2)))
+
+
+register("Tile", infer=_tile_infer, attrs=("T", "Tmultiples"), const_inputs=(1,), lower=_tile_lower,
+         kernel=lambda ctx, x, m: np.tile(x, ints(m)))
+
+
+def _broadcast_to_infer(ctx):
+    x, target = ctx.inputs[0], value_of(ctx, 1)
+    if target is None:
+        return [out_spec(ctx, unknown_vector_dims(ctx, 1))]
+    target = tuple(ints(target))
+    if x.shape is not None and broadcast_shapes(ctx, x.shape, target) != target:
+        raise ctx.error(f"cannot broadcast {x} to {list(target)}")
+    return [out_spec(ctx, target)]
+
+
+register("BroadcastTo", infer=_broadcast_to_infer, attrs=("T", "Tidx"), const_inputs=(1,),
+         lower=lambda ctx, x, _: hlo.broadcast_to(x, ctx.out().shape),
+         kernel=lambda ctx, x, shape: np.broadcast_to(x, ints(shape)).copy())
+
+
+def _fill_infer(ctx):
+    dims = value_of(ctx, 0)
+    shape = unknown_vector_dims(ctx, 0) if dims is None else ints(dims)
+    return [out_spec(ctx, shape, 1)]
+
+
+register("Fill", infer=_fill_infer, attrs=("T", "index_type"), const_inputs=(0,),
+         lower=lambda ctx, _, v: hlo.broadcast_in_dim(v, ctx.out().shape, []),
+         kernel=lambda ctx, dims, v: np.full(ints(dims), v, ctx.out().dtype))
+
+
+def _range_size(ctx, start, limit, delta) -> int:
+    start, limit, delta = (np.ravel(v)[0] for v in (start, limit, delta))
+    if delta == 0:
+        raise ctx.error("delta must not be 0")
+    if (delta > 0 and start > limit) or (delta < 0 and start < limit):
+        raise ctx.error(f"start {start} cannot reach limit {limit} with delta {delta}")
+    if dtypes.is_integer(np.asarray(start).dtype):
+        return int((abs(int(limit) - int(start)) + abs(int(delta)) - 1) // abs(int(delta)))
+    return int(np.ceil(abs((float(limit) - float(start)) / float(delta))))
+
+
+def _range_infer(ctx):
+    dtype = np.dtype(ctx.attr("Tidx", ctx.inputs[0].dtype))
+    values = [value_of(ctx, i) for i in range(3)]
+    size = None if any(v is None for v in values) else _range_size(ctx, *values)
+    return [TensorSpec(dtype, (size,))]
+
+
+def _range_lower(ctx, *_):
+    dtype, (n,) = ctx.out().dtype, ctx.out().shape
+    start, _, delta = (np.ravel(ctx.const(i))[0] for i in range(3))
+    steps = hlo.multiply(hlo.iota([n], dtype, 0), hlo.splat(delta, [n], dtype))
+    return hlo.add(steps, hlo.splat(start, [n], dtype))
+
+
+def _range_kernel(ctx, start, limit, delta):
+    dtype = ctx.out().dtype
+    n = _range_size(ctx, start, limit, delta)
+    return np.arange(n).astype(dtype) * np.ravel(delta)[0].astype(dtype) + np.ravel(start)[0].astype(dtype)
+
+
+register("Range", infer=_range_infer, attrs=("Tidx",), const_inputs=(0, 1, 2),
+         dtypes=SIGNED_NUMBER, dtype_attrs=("Tidx",),
+         lower=_range_lower, kernel=_range_kernel)
+
+
+# -- OneHot -------------------------------------------------------------------------------------------
+
+def _one_hot_infer(ctx):
+    ind, depth = ctx.inputs[0], value_of(ctx, 1)
+    if ind.shape is None:
+        return [out_spec(ctx, None, 2)]
+    axis = normalize_axis(ctx, ctx.attr("axis", -1), ind.rank + 1)
+    d = None if depth is None else ints(depth)[0]
+    return [out_spec(ctx, ind.shape[:axis] + (d,) + ind.shape[axis:], 2)]
+
+
+def _one_hot_lower(ctx, indices, _d, on, off):
+    shape = list(ctx.out().shape)
+    axis = normalize_axis(ctx, ctx.attr("axis", -1), len(shape))
+    kept = [i for i in range(len(shape)) if i != axis]
+    hot = hlo.compare("EQ", hlo.broadcast_in_dim(indices, shape, kept),
+                      hlo.iota(shape, ctx.inputs[0].dtype, axis))
+    return hlo.select(hot, hlo.broadcast_in_dim(on, shape, []), hlo.broadcast_in_dim(off, shape, []))
+
+
+def _one_hot_kernel(ctx, indices, depth, on, off):
+    axis = normalize_axis(ctx, ctx.attr("axis", -1), indices.ndim + 1)
+    positions = np.arange(ints(depth)[0]).reshape((-1,) + (1,) * (indices.ndim - axis))
+    hot = np.expand_dims(indices, axis) == positions
+    return as_out(ctx, np.where(hot, on, off))
+
+
+register("OneHot", infer=_one_hot_infer, attrs=("T", "TI", "axis"), const_inputs=(1,),
+         lower=_one_hot_lower, kernel=_one_hot_kernel)

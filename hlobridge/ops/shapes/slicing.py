@@ -1,0 +1,276 @@
+"""Slices and their inverse, padding: Slice, StridedSlice, StridedSliceGrad, Pad, PadV2, MirrorPad.
+
+The begin/end/size and paddings inputs must be compile-time constants (StableHLO's slice
+and pad take them as attributes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hlobridge.dialects import stablehlo as hlo
+
+from ...spec import TensorSpec
+from ..helpers import as_out, ints, out_spec, reshape_to_out, unknown_vector_dims, value_of
+from ..registry import register
+
+
+
+# -- Slice, StridedSlice ------------------------------------------------------------------------------
+
+def _slice_bounds(ctx, shape, begin, size):
+    """Per dimension (start, stop); size -1 means to the end. None where not known."""
+    out = []
+    for d, b, s in zip(shape, ints(begin), ints(size)):
+        if s == -1:
+            out.append((b, d))
+        else:
+            out.append((b, b + s))
+            if d is not None and (b < 0 or s < 0 or b + s > d):
+                raise ctx.error(f"slice [{b}, {b + s}) is out of range for a dimension of size {d}")
+    return out
+
+
+def _slice_infer(ctx):
+    x, begin, size = ctx.inputs[0], value_of(ctx, 1), value_of(ctx, 2)
+    if x.shape is None or begin is None or size is None:
+        return [out_spec(ctx, None if x.shape is None else (None,) * x.rank)]
+    bounds = _slice_bounds(ctx, x.shape, begin, size)
+    return [out_spec(ctx, [None if hi is None else hi - lo for lo, hi in bounds])]
+
+
+def _slice_lower(ctx, x, _b, _s):
+    bounds = _slice_bounds(ctx, hlo.shape_of(x), ctx.const(1), ctx.const(2))
+    return hlo.slice(x, [lo for lo, _ in bounds], [hi for _, hi in bounds])
+
+
+def _slice_kernel(ctx, x, begin, size):
+    bounds = _slice_bounds(ctx, x.shape, begin, size)
+    return x[tuple(slice(lo, hi) for lo, hi in bounds)]
+
+
+register("Slice", infer=_slice_infer, attrs=("T", "Index"), const_inputs=(1, 2),
+         lower=_slice_lower, kernel=_slice_kernel)
+
+STRIDED_SLICE_ATTRS = ("T", "Index", "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                       "shrink_axis_mask")
+
+
+def strided_index(ctx, begin, end, strides) -> list:
+    """The NumPy index TF's masks describe: slices, ints (shrink), None (new axis), Ellipsis.
+
+    TF's rules where bits collide: ellipsis beats new_axis, new_axis beats shrink; a shrunk
+    dimension takes begin (end, stride and the masks are ignored).
+    """
+    masks = {m: ctx.attr(m, 0) for m in STRIDED_SLICE_ATTRS[2:]}
+    begin, end, strides = ints(begin), ints(end), ints(strides)
+    if not len(begin) == len(end) == len(strides):
+        raise ctx.error("begin, end and strides must have the same length")
+    index = []
+    for i, (b, e, s) in enumerate(zip(begin, end, strides)):
+        bit = 1 << i
+        if masks["ellipsis_mask"] & bit:
+            if any(x is Ellipsis for x in index):
+                raise ctx.error("more than one ellipsis in the slice spec")
+            index.append(Ellipsis)
+        elif masks["new_axis_mask"] & bit:
+            index.append(None)
+        elif masks["shrink_axis_mask"] & bit:
+            index.append(b)
+        else:
+            if s == 0:
+                raise ctx.error(f"strides[{i}] is 0")
+            index.append(slice(None if masks["begin_mask"] & bit else b,
+                               None if masks["end_mask"] & bit else e, s))
+    return index
+
+
+def dense_index(ctx, index: list, rank: int):
+    """(one slice or int per input dimension, output dims as input dim numbers / None for new)."""
+    real = sum(1 for x in index if x is not None and x is not Ellipsis)
+    if not any(x is Ellipsis for x in index):
+        index = index + [Ellipsis]  # TF and NumPy: unmentioned trailing dims are kept whole
+    if real > rank:
+        raise ctx.error(f"slice spec indexes {real} dimensions of a rank-{rank} tensor")
+    per_dim, out = [], []
+    for x in index:
+        if x is Ellipsis:
+            for _ in range(rank - real):
+                out.append(len(per_dim))
+                per_dim.append(slice(None))
+        elif x is None:
+            out.append(None)
+        else:
+            if isinstance(x, slice):
+                out.append(len(per_dim))
+            per_dim.append(x)
+    return per_dim, out
+
+
+def _dim_window(ctx, x, d):
+    """(start, stop, step) that NumPy would use for index x on a dimension of size d."""
+    if isinstance(x, slice):
+        return x.indices(d)
+    i = x + d if x < 0 else x
+    if not 0 <= i < d:
+        raise ctx.error(f"index {x} is out of range for a dimension of size {d}")
+    return i, i + 1, 1
+
+
+def _strided_slice_infer(ctx):
+    x = ctx.inputs[0]
+    consts = [value_of(ctx, i) for i in (1, 2, 3)]
+    if x.shape is None or any(c is None for c in consts):
+        return [out_spec(ctx, None)]
+    per_dim, out = dense_index(ctx, strided_index(ctx, *consts), x.rank)
+    shape = []
+    for i in out:
+        if i is None:
+            shape.append(1)
+        elif x.shape[i] is None:
+            shape.append(None)
+        else:
+            shape.append(len(range(*_dim_window(ctx, per_dim[i], x.shape[i]))))
+    for sel, d in zip(per_dim, x.shape):  # validates shrunk indices
+        if not isinstance(sel, slice) and d is not None:
+            _dim_window(ctx, sel, d)
+    return [out_spec(ctx, shape)]
+
+
+def _strided_windows(ctx, shape, begin, end, strides):
+    """(starts, limits, steps, flipped dims): the slice as a forward strided slice of the
+    input reversed along `flipped` (StableHLO's slice has no negative strides)."""
+    per_dim, _ = dense_index(ctx, strided_index(ctx, begin, end, strides), len(shape))
+    starts, limits, steps, flipped = [], [], [], []
+    for dim, (sel, d) in enumerate(zip(per_dim, shape)):
+        start, stop, step = _dim_window(ctx, sel, d)
+        n = len(range(start, stop, step))
+        if step < 0:  # reverse the dimension, then slice forward
+            flipped.append(dim)
+            start, step = d - 1 - start, -step
+        if n == 0:
+            start = 0
+        starts.append(start)
+        limits.append(start + (n - 1) * step + 1 if n else start)
+        steps.append(step)
+    return starts, limits, steps, flipped
+
+
+def _strided_slice_lower(ctx, x, *_):
+    starts, limits, steps, flipped = _strided_windows(ctx, hlo.shape_of(x), *(ctx.const(i) for i in (1, 2, 3)))
+    return reshape_to_out(ctx, hlo.slice(hlo.reverse(x, flipped), starts, limits, steps))
+
+
+def _strided_slice_kernel(ctx, x, begin, end, strides):
+    return as_out(ctx, x[tuple(strided_index(ctx, begin, end, strides))])
+
+
+register("StridedSlice", infer=_strided_slice_infer, attrs=STRIDED_SLICE_ATTRS, const_inputs=(1, 2, 3),
+         lower=_strided_slice_lower, kernel=_strided_slice_kernel)
+
+# StridedSliceGrad(shape, begin, end, strides, dy): zeros of `shape` with dy where StridedSlice
+# read. Lowered as a pad of dy (edges to the window, interior holes for the stride), then the
+# same reverses the forward slice made.
+
+
+def _strided_slice_grad_infer(ctx):
+    shape = value_of(ctx, 0)
+    return [TensorSpec(ctx.inputs[4].dtype, unknown_vector_dims(ctx, 0) if shape is None else tuple(ints(shape)))]
+
+
+def _strided_slice_grad_lower(ctx, *operands):
+    dy = operands[4]
+    shape = list(ctx.out().shape)
+    starts, limits, steps, flipped = _strided_windows(ctx, shape, *(ctx.const(i) for i in (1, 2, 3)))
+    counts = [len(range(a, b, s)) for a, b, s in zip(starts, limits, steps)]
+    if 0 in counts:
+        return hlo.constant(np.zeros(shape, ctx.out().dtype))
+    dy = hlo.reshape(dy, counts)
+    high = [d - (a + (n - 1) * s + 1) for d, a, n, s in zip(shape, starts, counts, steps)]
+    dx = hlo.pad(dy, hlo.constant(np.zeros((), ctx.out().dtype)), starts, high, [s - 1 for s in steps])
+    return hlo.reverse(dx, flipped)
+
+
+def _strided_slice_grad_kernel(ctx, shape, begin, end, strides, dy):
+    dx = np.zeros(ints(shape), ctx.out().dtype)
+    dx[tuple(strided_index(ctx, begin, end, strides))] = dy
+    return dx
+
+
+register("StridedSliceGrad", infer=_strided_slice_grad_infer, attrs=STRIDED_SLICE_ATTRS, const_inputs=(0, 1, 2, 3),
+         lower=_strided_slice_grad_lower, kernel=_strided_slice_grad_kernel)
+
+
+# -- Pad, PadV2, MirrorPad --------------------------------------------------------------------------
+
+def _paddings(ctx, values, rank):
+    p = np.asarray(values).reshape(-1, 2)
+    if len(p) != rank or (p < 0).any():
+        raise ctx.error(f"paddings {p.tolist()} must be [rank={rank}, 2] and non-negative")
+    return [(int(lo), int(hi)) for lo, hi in p]
+
+
+def _pad_infer(ctx):
+    x, p = ctx.inputs[0], value_of(ctx, 1)
+    if x.shape is None and p is None:
+        return [out_spec(ctx, None)]
+    if p is None:
+        return [out_spec(ctx, (None,) * x.rank)]
+    pads = _paddings(ctx, p, len(p))
+    shape = x.shape if x.shape is not None else (None,) * len(pads)
+    if len(shape) != len(pads):
+        raise ctx.error(f"paddings has {len(pads)} rows for {x}")
+    if ctx.op == "MirrorPad":
+        _check_mirror(ctx, shape, pads)
+    return [out_spec(ctx, [None if d is None else d + lo + hi for d, (lo, hi) in zip(shape, pads)])]
+
+
+def _check_mirror(ctx, shape, pads):
+    limit = 1 if ctx.attr("mode") == "REFLECT" else 0
+    for d, (lo, hi) in zip(shape, pads):
+        if d is not None and max(lo, hi) > d - limit:
+            raise ctx.error(f"{ctx.attr('mode')} padding ({lo}, {hi}) is too large for a dimension "
+                            f"of size {d}")
+
+
+def _pad_lower(ctx, x, _p, value=None):
+    pads = _paddings(ctx, ctx.const(1), len(hlo.shape_of(x)))
+    if value is None:
+        value = hlo.constant(np.zeros((), ctx.out().dtype))
+    return hlo.pad(x, value, [lo for lo, _ in pads], [hi for _, hi in pads])
+
+
+def _pad_kernel(ctx, x, p, value=None):
+    pads = _paddings(ctx, p, x.ndim)
+    fill = 0 if value is None else np.asarray(value).item()
+    return as_out(ctx, np.pad(x, pads, constant_values=fill))
+
+
+def _mirror_lower(ctx, x, _p):
+    shape = hlo.shape_of(x)
+    pads = _paddings(ctx, ctx.const(1), len(shape))
+    skip = 1 if ctx.attr("mode") == "REFLECT" else 0  # REFLECT does not repeat the edge
+    for dim, (lo, hi) in enumerate(pads):
+        d = shape[dim]
+
+        def piece(start, stop, dim=dim):
+            s, lim = [0] * len(shape), list(hlo.shape_of(x))
+            s[dim], lim[dim] = start, stop
+            return hlo.reverse(hlo.slice(x, s, lim), [dim])
+        parts = ([piece(skip, skip + lo)] if lo else []) + [x] + \
+                ([piece(d - skip - hi, d - skip)] if hi else [])
+        x = hlo.concatenate(parts, dim)
+    return x
+
+
+def _mirror_kernel(ctx, x, p):
+    mode = {"REFLECT": "reflect", "SYMMETRIC": "symmetric"}[ctx.attr("mode")]
+    return as_out(ctx, np.pad(x, _paddings(ctx, p, x.ndim), mode=mode))
+
+
+register("Pad", infer=_pad_infer, attrs=("T", "Tpaddings"), const_inputs=(1,), lower=_pad_lower,
+         kernel=_pad_kernel)
+register("PadV2", infer=_pad_infer, attrs=("T", "Tpaddings"), const_inputs=(1,), lower=_pad_lower,
+         kernel=_pad_kernel)
+register("MirrorPad", infer=_pad_infer, attrs=("T", "Tpaddings", "mode"), const_inputs=(1,),
+         lower=_mirror_lower, kernel=_mirror_kernel)
