@@ -146,6 +146,8 @@ class Session:
             node = self.graph.nodes[ref.node]
             spec = self._declared_spec(ref)
             value = np.asarray(value)
+            if value.dtype.kind == "U":  # a Python str feeds a tf.string tensor (a checkpoint path)
+                value = np.array([s.encode() for s in value.ravel()], dtype=object).reshape(value.shape)
             if spec is not None:
                 want = spec.dtype
                 if want not in (dtypes.RESOURCE, dtypes.VARIANT) and value.dtype != want:

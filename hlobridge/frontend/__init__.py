@@ -1,0 +1,1 @@
+"""Reading what TensorFlow writes besides GraphDefs: SavedModels and checkpoints (TensorBundles)."""
