@@ -3,9 +3,11 @@
 from . import ops  # noqa: F401  (fills the op registry)
 from . import runtime
 from .compiler import CompileOptions, CompiledModel, compile_graph, lower_graph
-from .errors import (CompileError, GraphDefError, GraphError, HlobridgeError, InputError,
-                     LoweringError, ShapeInferenceError, UnsupportedOpsError)
+from .errors import (CheckpointError, CompileError, GraphDefError, GraphError, HlobridgeError, InputError,
+                     LoweringError, SavedModelError, ShapeInferenceError, UnsupportedOpsError)
 from .explain import explain
+from .frontend.saved_model import load_saved_model
+from .frontend.tensor_bundle import read_checkpoint
 from .graph import Graph, TensorRef, load_graph
 from .session import Session
 from .timeline import RunMetadata, RunOptions
@@ -14,7 +16,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "runtime", "Session", "explain", "CompileOptions", "CompiledModel", "compile_graph", "lower_graph", "Graph",
-    "RunOptions", "RunMetadata",
+    "RunOptions", "RunMetadata", "load_saved_model", "read_checkpoint", "CheckpointError", "SavedModelError",
     "TensorRef", "load_graph", "HlobridgeError", "GraphDefError", "GraphError",
     "UnsupportedOpsError", "ShapeInferenceError", "LoweringError", "CompileError", "InputError",
 ]

@@ -33,6 +33,7 @@ from .clustering_dump import dump_if_flags_ask
 from .compile_cache import CompileCache
 from .compiler import CompileOptions
 from .errors import HlobridgeError, InputError
+from .frontend.saved_model import saved_model_source
 from .graph import Graph, TensorRef, load_graph
 from .host import is_device_array, to_host
 from .interpreter import FunctionRunner, NodeStep, has_switches, run_step
@@ -92,13 +93,16 @@ class Session:
                        compile_cache; False: memory only)
     min_cluster_size, max_cluster_size   clustering limits (auto mode)
     recompile_warning  warn when a cluster compiles more input signatures than this
+    tags               for a SavedModel directory: the MetaGraph's tags (default ["serve"]);
+                       its variables are restored (frontend/saved_model.py)
     """
 
     def __init__(self, graph, jit: str = "auto", device: str = "cpu-task", *, cache_dir=None,
                  min_cluster_size: int = 4, max_cluster_size: int | None = None,
-                 recompile_warning: int = 4, compile_options: CompileOptions | None = None):
+                 recompile_warning: int = 4, compile_options: CompileOptions | None = None, tags=None):
         if jit not in JIT_MODES:
             raise HlobridgeError(f"jit must be one of {', '.join(JIT_MODES)}, got '{jit}'")
+        graph, restore = saved_model_source(graph, tags)  # a SavedModel directory: its graph
         self.graph: Graph = load_graph(graph)
         self.jit = jit
         self.device = device
@@ -110,6 +114,8 @@ class Session:
         self.variables = VariableStore()
         self._functions = FunctionRunner(self.graph.function_library, self.variables)
         self._plans: dict = {}
+        if restore is not None:
+            restore(self)  # the SavedModel's variables
 
     # -- public API -------------------------------------------------------------------------
     def run(self, fetches, feed_dict: dict | None = None, options: timeline.RunOptions | None = None,
