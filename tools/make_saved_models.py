@@ -38,9 +38,9 @@ LARGE = ("keras_app",)
 
 
 def digest(value: np.ndarray) -> dict:
+    if isinstance(value, bytes):  # a scalar string (np.asarray would strip trailing NULs)
+        value = np.array(value, dtype=object)
     value = np.asarray(value)
-    if value.dtype.kind == "S":  # a scalar string comes back as bytes
-        value = value.astype(object)
     if value.dtype == object:
         data = b"".join(len(v).to_bytes(8, "little") + v for v in value.ravel())
     else:

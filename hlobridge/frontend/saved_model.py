@@ -181,8 +181,9 @@ def _variable_keys(objects, reader) -> dict[int, str]:
     """SavedObjectGraph node id -> the checkpoint key of its VARIABLE_VALUE, matched through
     the checkpoint's own object graph by path (the two graphs need not number alike)."""
     trackable = TrackableObjectGraph()
+    raw = reader.read(OBJECT_GRAPH_KEY).item()  # checksummed: a bad file fails here, naming itself
     try:
-        trackable.ParseFromString(reader.read(OBJECT_GRAPH_KEY).item())
+        trackable.ParseFromString(raw)
     except Exception:
         raise SavedModelError(f"{reader.index_path}: {OBJECT_GRAPH_KEY} does not parse: corrupt") from None
     by_path = {path: i for i, path in _paths(trackable.nodes).items()}
