@@ -92,8 +92,7 @@ def _restore_v2_kernel(ctx, prefix, names, shapes_and_slices):
     return out
 
 
-register("RestoreV2", infer=_restore_v2_infer, kernel=_restore_v2_kernel, attrs=("dtypes",),
-         const_inputs=(), stateful=True)
+register("RestoreV2", infer=_restore_v2_infer, kernel=_restore_v2_kernel, attrs=("dtypes",), stateful=True)
 
 
 def _merge_kernel(ctx, prefixes, destination):
