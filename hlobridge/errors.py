@@ -73,3 +73,11 @@ class JitFallbackWarning(UserWarning):
 
 class RecompilationWarning(UserWarning):
     """A cluster keeps meeting new input signatures, and compiles each one."""
+
+
+class CheckpointError(HlobridgeError):
+    """A checkpoint (TensorBundle) is missing, truncated or corrupt, or lacks a tensor."""
+
+
+class SavedModelError(HlobridgeError):
+    """A SavedModel directory cannot be loaded: no saved_model.pb, no such tags or signature."""

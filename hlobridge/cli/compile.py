@@ -1,6 +1,7 @@
 """hlobridge-compile: a GraphDef to an IREE module (.vmfb) or to StableHLO text.
 
     hlobridge-compile graph.pbtxt -o model.vmfb --input-shape images:0=4,32,32,3
+    hlobridge-compile saved_model_dir/ -o model.vmfb --signature serving_default --input-shape x=4,8
     hlobridge-compile graph.pbtxt -o model_cuda.vmfb --target cuda
     hlobridge-compile graph.pbtxt --emit stablehlo -o -      # print the StableHLO
     hlobridge-compile graph.pbtxt -o m.vmfb --dump-to dumps/ # every stage and pass, numbered
@@ -20,6 +21,7 @@ from hlobridge.passes.ir.fusion import MODES as FUSION_MODES
 
 from ..compile import driver as compiler
 from ..compile.driver import CompileOptions, Dumper
+from . import saved_model
 from .common import add_io_arguments, io_options, run_main
 
 PROG = "hlobridge-compile"
@@ -28,7 +30,7 @@ PROG = "hlobridge-compile"
 def parse_arguments(argv=None) -> argparse.Namespace:
     """hlobridge-compile's command line -> its options (argv=None reads sys.argv)."""
     p = argparse.ArgumentParser(prog=PROG, description="Compile a TensorFlow GraphDef with IREE.")
-    p.add_argument("graph", help="GraphDef file: .pbtxt (text) or .pb (binary)")
+    p.add_argument("graph", help="GraphDef file (.pbtxt text or .pb binary) or a SavedModel directory")
     p.add_argument("-o", "--output", required=True, help="output file ('-' for stdout with --emit stablehlo)")
     p.add_argument("--target", default="llvm-cpu", choices=compiler.TARGETS)
     p.add_argument("--cpu", default="host",
@@ -58,6 +60,7 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG",
                    help="extra flag passed to iree-compile (repeatable)")
     add_io_arguments(p)
+    saved_model.add_cli_arguments(p)
     return p.parse_args(argv)
 
 
@@ -68,16 +71,19 @@ def main(argv=None) -> int:
                              cuda_arch=args.cuda_arch, extra_flags=args.iree_flag,
                              precision=args.precision, fusion=args.fusion)
     io = io_options(args)
+    graph = args.graph
+    if saved_model.is_saved_model(graph):  # its signature, variables frozen
+        graph, io = saved_model.compile_target(args, io)
     dump = Dumper.from_flags(args.dump_to, args.dump_pass)
     if args.emit == "stablehlo":
-        lowered = compiler.lower_graph(args.graph, dump=dump, stages=options.stages(), **io)
+        lowered = compiler.lower_graph(graph, dump=dump, stages=options.stages(), **io)
         text = lowered.text()
         if args.output == "-":
             sys.stdout.write(text)
         else:
             Path(args.output).write_text(text)
         return 0
-    model = compiler.compile_graph(args.graph, options=options, dump=dump, **io)
+    model = compiler.compile_graph(graph, options=options, dump=dump, **io)
     model.save(args.output)
     if args.stats:
         Path(args.stats).write_text(json.dumps(model.stats, indent=2) + "\n")

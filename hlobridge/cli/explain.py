@@ -1,6 +1,7 @@
 """hlobridge-explain: which ops of a graph compile, in which clusters, and why not the rest.
 
     hlobridge-explain graph.pbtxt                      # clusters, then every left-out node's reason
+    hlobridge-explain saved_model_dir/ --signature serving_default   # the plan of that signature's run
     hlobridge-explain graph.pbtxt --json               # the same as JSON
     hlobridge-explain graph.pbtxt --jit manual         # as jit_scope() marks them
     hlobridge-explain graph.pbtxt --fetch train --fetch loss:0 --feed x:0   # one Session.run's plan
@@ -22,6 +23,7 @@ from ..debug.clustering_dump import dump_clustering
 from ..errors import HlobridgeError
 from ..debug.explain import explain
 from ..debug.graphviz import clustered_graph_dot
+from . import saved_model
 from .common import input_shapes, run_main
 
 PROG = "hlobridge-explain"
@@ -30,7 +32,7 @@ PROG = "hlobridge-explain"
 def parse_arguments(argv=None) -> argparse.Namespace:
     """hlobridge-explain's command line -> its options (argv=None reads sys.argv)."""
     p = argparse.ArgumentParser(prog=PROG, description="Explain how hlobridge clusters a GraphDef.")
-    p.add_argument("graph", help="GraphDef file: .pbtxt (text) or .pb (binary)")
+    p.add_argument("graph", help="GraphDef file (.pbtxt text or .pb binary) or a SavedModel directory")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--jit", default="auto", choices=JIT_MODES)
     p.add_argument("--fetch", action="append", default=None, metavar="NAME",
@@ -49,6 +51,7 @@ def parse_arguments(argv=None) -> argparse.Namespace:
                         f"modes (comma-separated; default: {','.join(FUSION_MODES)})")
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=DIMS",
                    help="shape of a placeholder or fed tensor for --dispatches, e.g. x:0=32,784 (repeatable)")
+    saved_model.add_cli_arguments(p)
     return p.parse_args(argv)
 
 
@@ -61,11 +64,15 @@ def main(argv=None) -> int:
     if unknown:
         raise HlobridgeError(f"--dispatches: unknown fusion mode(s) {', '.join(unknown)}; "
                              f"choose from {', '.join(FUSION_MODES)}")
-    result = explain(args.graph, jit=args.jit, fetches=args.fetch, feeds=args.feed,
+    graph, fetches, feeds = args.graph, args.fetch, args.feed
+    if saved_model.is_saved_model(graph):  # the plan of the signature's run
+        graph, fetches, feeds = saved_model.explain_target(args)
+        fetches, feeds = args.fetch or fetches, args.feed or feeds
+    result = explain(graph, jit=args.jit, fetches=fetches, feeds=feeds,
                      min_cluster_size=args.min_cluster_size, max_cluster_size=args.max_cluster_size,
                      dispatches=modes, input_shapes=input_shapes(args.input_shape))
     print(result.to_json() if args.json else result)
-    nodes = None if args.fetch is None else result.nodes
+    nodes = None if fetches is None else result.nodes
     try:
         if args.dot:
             Path(args.dot).write_text(clustered_graph_dot(result.graph, result.clustering, nodes))

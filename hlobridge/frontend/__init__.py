@@ -1,2 +1,3 @@
 """Reading what TensorFlow users have into a `Graph`: GraphDefs (text and binary), the function
-library, and the one loader (`load.py`) that runs parse -> inline -> functionalize."""
+library, the one loader (`load.py`) that runs parse -> inline -> functionalize, and SavedModels
+and checkpoints (TensorBundles), read and written without TensorFlow."""

@@ -1,5 +1,5 @@
 """The op registry, filled by importing each family module once."""
 
-from . import (activation_grads, basic, control_flow, einsum, elementwise, image, layout, linalg,  # noqa: F401
-               nn, reductions, segments, shapes, state, strings, variable_indexing)  # (registration)
+from . import (activation_grads, basic, checkpoint, control_flow, einsum, elementwise, image, layout,  # noqa: F401
+               linalg, nn, reductions, segments, shapes, state, strings, variable_indexing)  # (registration)
 from .registry import REGISTRY, OpContext, OpDef, lookup, register  # noqa: F401

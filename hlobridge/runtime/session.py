@@ -38,6 +38,7 @@ from ..errors import HlobridgeError, InputError
 from ..frontend.functions import library_of
 from ..frontend.graph import Graph, TensorRef
 from ..frontend.load import load_graph
+from ..frontend.saved_model import saved_model_source
 from ..ops import registry
 from ..ops.kinds import PLACEHOLDERS
 from ..ops.state import VariableStore
@@ -87,13 +88,16 @@ class Session:
                        compile_cache; False: memory only)
     min_cluster_size, max_cluster_size   clustering limits (auto mode)
     recompile_warning  warn when a cluster compiles more input signatures than this
+    tags               for a SavedModel directory: the MetaGraph's tags (default ["serve"]);
+                       its variables are restored (frontend/saved_model.py)
     """
 
     def __init__(self, graph, jit: str = "auto", device: str = "cpu-task", *, cache_dir=None,
                  min_cluster_size: int = 4, max_cluster_size: int | None = None,
-                 recompile_warning: int = 4, compile_options: CompileOptions | None = None):
+                 recompile_warning: int = 4, compile_options: CompileOptions | None = None, tags=None):
         if jit not in JIT_MODES:
             raise HlobridgeError(f"jit must be one of {', '.join(JIT_MODES)}, got '{jit}'")
+        graph, restore = saved_model_source(graph, tags)  # a SavedModel directory: its graph
         self.graph: Graph = load_graph(graph)
         self.jit = jit
         self.device = device
@@ -108,6 +112,8 @@ class Session:
         self._folding = FunctionRunner(library, None)
         self._env = RunEnv(self.variables, FunctionRunner(library, self.variables, self._folding.shapes))
         self._plans: dict = {}
+        if restore is not None:
+            restore(self)  # the SavedModel's variables
 
     # -- public API -------------------------------------------------------------------------
     def run(self, fetches, feed_dict: dict | None = None, options: timeline.RunOptions | None = None,
@@ -149,6 +155,8 @@ class Session:
             node = self.graph.nodes[ref.node]
             spec = self._declared_spec(ref)
             value = np.asarray(value)
+            if value.dtype.kind == "U":  # a Python str feeds a tf.string tensor (a checkpoint path)
+                value = np.array([s.encode() for s in value.ravel()], dtype=object).reshape(value.shape)
             if spec is not None:
                 want = spec.dtype
                 if want not in (dtypes.RESOURCE, dtypes.VARIANT) and value.dtype != want:

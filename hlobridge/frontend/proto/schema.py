@@ -17,7 +17,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 _F = descriptor_pb2.FieldDescriptorProto
 _SCALARS = {
     "int32": _F.TYPE_INT32, "int64": _F.TYPE_INT64, "uint32": _F.TYPE_UINT32,
-    "uint64": _F.TYPE_UINT64, "fixed64": _F.TYPE_FIXED64, "float": _F.TYPE_FLOAT,
+    "uint64": _F.TYPE_UINT64, "fixed32": _F.TYPE_FIXED32, "fixed64": _F.TYPE_FIXED64, "float": _F.TYPE_FLOAT,
     "double": _F.TYPE_DOUBLE, "bool": _F.TYPE_BOOL, "string": _F.TYPE_STRING,
     "bytes": _F.TYPE_BYTES,
 }
@@ -154,12 +154,14 @@ _MESSAGES: dict[str, list[tuple]] = {
         ("library", 2, "FunctionDefLibrary"), ("debug_info", 5, "GraphDebugInfo"),
     ],
 }
-_ONEOFS = {"AttrValue": "value", "FullTypeDef": "attr"}
+# message -> (oneof name, its member fields; None: every field)
+_ONEOFS = {"AttrValue": ("value", None), "FullTypeDef": ("attr", ("s", "i"))}
 _ENUMS = {"DataType": DATA_TYPE_VALUES, "FullTypeId": FULL_TYPE_VALUES}
 
 
 def _field(msg: descriptor_pb2.DescriptorProto, name: str, number: int, type_: str,
            label: str = "") -> None:
+    """Add one field; `type_` names a scalar, an enum known to _ENUM_NAMES or a message."""
     if label.startswith("map<"):
         key_type = label[4:-1]
         entry = msg.nested_type.add(name="".join(p.title() for p in name.split("_")) + "Entry")
@@ -173,7 +175,7 @@ def _field(msg: descriptor_pb2.DescriptorProto, name: str, number: int, type_: s
                       label=_F.LABEL_REPEATED if label == "*" else _F.LABEL_OPTIONAL)
     if type_ in _SCALARS:
         f.type = _SCALARS[type_]
-    elif type_ in _ENUMS:
+    elif type_ in _ENUM_NAMES:
         f.type, f.type_name = _F.TYPE_ENUM, f".tensorflow.{type_}"
     else:
         f.type, f.type_name = _F.TYPE_MESSAGE, f".tensorflow.{type_}"
@@ -186,15 +188,17 @@ def _full_name(msg: descriptor_pb2.DescriptorProto) -> str:
     return _PARENTS[id(msg)]
 
 
-def _build_file() -> descriptor_pb2.FileDescriptorProto:
+def _build_file(file_name: str, messages: dict, oneofs: dict, enums: dict,
+                dependencies=()) -> descriptor_pb2.FileDescriptorProto:
     fdp = descriptor_pb2.FileDescriptorProto(
-        name="hlobridge/tensorflow_graph.proto", package="tensorflow", syntax="proto3")
-    for enum_name, values in _ENUMS.items():
+        name=file_name, package="tensorflow", syntax="proto3", dependency=list(dependencies))
+    for enum_name, values in enums.items():
         e = fdp.enum_type.add(name=enum_name)
         for n, v in values.items():
             e.value.add(name=n, number=v)
+        _ENUM_NAMES.add(enum_name)
     protos: dict[str, descriptor_pb2.DescriptorProto] = {}
-    for full in _MESSAGES:  # parents are listed after their nested types; create all first
+    for full in messages:  # parents are listed after their nested types; create all first
         parts = full.split(".")
         for i in range(1, len(parts) + 1):
             key = ".".join(parts[:i])
@@ -204,24 +208,38 @@ def _build_file() -> descriptor_pb2.FileDescriptorProto:
             m = (parent.nested_type if parent else fdp.message_type).add(name=parts[i - 1])
             protos[key] = m
             _PARENTS[id(m)] = key
-    for full, fields in _MESSAGES.items():
+    for full, fields in messages.items():
         msg = protos[full]
-        oneof = _ONEOFS.get(full)
+        oneof, members = oneofs.get(full, (None, None))
         if oneof:
             msg.oneof_decl.add(name=oneof)
         for spec in fields:
             _field(msg, *spec)
-            if oneof and spec[0] not in ("type_id", "args"):
+            if oneof and (members is None or spec[0] in members):
                 msg.field[-1].oneof_index = 0
     return fdp
 
 
+_ENUM_NAMES: set[str] = set()
+GRAPH_FILE = "hlobridge/tensorflow_graph.proto"
 _POOL = descriptor_pool.DescriptorPool()
-_POOL.Add(_build_file())
+_POOL.Add(_build_file(GRAPH_FILE, _MESSAGES, _ONEOFS, _ENUMS))
 
 
-def _cls(name: str):
+def add_file(file_name: str, messages: dict, oneofs: dict | None = None, enums: dict | None = None) -> None:
+    """Add more of TensorFlow's messages, in the same table form, to the same pool: their fields
+    may name the GraphDef schema's messages and enums (DataType, TensorShapeProto, ...). The
+    SavedModel and TensorBundle schemas are carried this way (saved_model_schema.py,
+    bundle_schema.py)."""
+    _POOL.Add(_build_file(file_name, messages, oneofs or {}, enums or {}, [GRAPH_FILE]))
+
+
+def message_class(name: str):
+    """The generated class of message `tensorflow.<name>` (dotted for nested messages)."""
     return message_factory.GetMessageClass(_POOL.FindMessageTypeByName(f"tensorflow.{name}"))
+
+
+_cls = message_class
 
 
 GraphDef = _cls("GraphDef")

@@ -1,0 +1,209 @@
+"""SavedModels without TensorFlow: the graph of `saved_model.pb`, its signatures, its variables.
+
+A SavedModel directory holds `saved_model.pb` (MetaGraphDefs, each with tags, a GraphDef
+with its function library, SignatureDefs naming input and output tensors of that graph, a
+SaverDef and, from TensorFlow 2, a SavedObjectGraph) and `variables/variables.*`, a
+TensorBundle (tensor_bundle.py). Loading it:
+
+- the MetaGraphDef whose tags equal the asked-for set (default {"serve"}) is chosen, and its
+  GraphDef becomes the Session's graph (calls inlined, as for any graph);
+- TF2 models: each signature is a StatefulPartitionedCall whose trailing inputs are the
+  VarHandleOps its function captured; the object graph's concrete function lists, for
+  those, the object node ids (`bound_inputs`), and the checkpoint's TrackableObjectGraph
+  gives each object's `.ATTRIBUTES/VARIABLE_VALUE` key. The values go straight into the
+  Session's variables under the handles' shared names: no restore function runs;
+- TF1 models (no object graph): the Saver's restore op runs, fed the variables' prefix,
+  with the checkpoint kernels of ops/checkpoint.py;
+- assets are not loaded (a warning names them): no op hlobridge runs reads them.
+
+This module reads; `runtime/saved_model.py` runs: `load_saved_model` wraps a Session (so
+clusters compile per shape and cache as usual) with the signature's keys, and
+`freeze_signature` turns a signature into a constant-variable graph for `hlobridge-compile`.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import dtypes
+from ..errors import SavedModelError
+from ..spec import TensorSpec
+from . import tensor_bundle, tensor_proto
+from .graph import Graph, TensorRef
+from .load import graph_from_graphdef
+from .proto.saved_model_schema import SavedModel, TrackableObjectGraph
+
+SAVED_MODEL_PB = "saved_model.pb"
+INIT_OP_SIGNATURE = "__saved_model_init_op"
+DEFAULT_SIGNATURE = "serving_default"
+DEFAULT_TAGS = ("serve",)
+OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+CALL_OPS = ("StatefulPartitionedCall", "PartitionedCall")
+
+
+def is_saved_model(path) -> bool:
+    return isinstance(path, (str, os.PathLike)) and (Path(path) / SAVED_MODEL_PB).is_file()
+
+
+@dataclass(frozen=True)
+class SignatureIO:
+    """One input or output of a signature: its key, the graph tensor, its dtype and shape."""
+
+    key: str
+    tensor: str
+    spec: TensorSpec
+
+
+class SavedModelSource:
+    """A SavedModel directory opened for a Session: its graph, signatures and variables."""
+
+    def __init__(self, path, tags=None):
+        self.path = Path(path)
+        self.pb_path = self.path / SAVED_MODEL_PB
+        self.tags = tuple(sorted(DEFAULT_TAGS if tags is None else ([tags] if isinstance(tags, str) else tags)))
+        self.meta = self._meta_graph(_read_saved_model(self.pb_path))
+        self.graph = graph_from_graphdef(self.meta.graph_def, str(self.pb_path))
+        self.signature_defs = {k: v for k, v in self.meta.signature_def.items() if k != INIT_OP_SIGNATURE}
+        self.prefix = str(self.path / "variables" / "variables")
+
+    def _meta_graph(self, saved):
+        available = [tuple(sorted(m.meta_info_def.tags)) for m in saved.meta_graphs]
+        for meta, tags in zip(saved.meta_graphs, available):
+            if tags == self.tags:
+                return meta
+        raise SavedModelError(f"{self.pb_path}: no MetaGraph with tags {list(self.tags)}; it has "
+                              f"{', '.join(str(list(t)) for t in available) or 'none'}")
+
+    @property
+    def signatures(self) -> list[str]:
+        return sorted(self.signature_defs)
+
+    def signature_name(self, name: str | None) -> str:
+        """`name`, or the default: serving_default, else the only signature there is."""
+        if name is None:
+            if DEFAULT_SIGNATURE in self.signature_defs or len(self.signature_defs) != 1:
+                name = DEFAULT_SIGNATURE
+            else:
+                name = self.signatures[0]
+        if name not in self.signature_defs:
+            raise SavedModelError(f"{self.path}: no signature '{name}'; it has "
+                                  f"{', '.join(self.signatures) or 'none'}")
+        return name
+
+    def signature(self, name: str) -> tuple[list[SignatureIO], list[SignatureIO]]:
+        sig = self.signature_defs[self.signature_name(name)]
+        return [_io(k, v, self.path, name) for k, v in sorted(sig.inputs.items())], \
+            [_io(k, v, self.path, name) for k, v in sorted(sig.outputs.items())]
+
+    # -- variables -------------------------------------------------------------------------------
+    def restore(self, session) -> None:
+        """Put the checkpoint's values into `session`'s variables (see the module docstring)."""
+        if self.meta.asset_file_def:
+            names = ", ".join(a.filename for a in self.meta.asset_file_def)
+            warnings.warn(f"{self.path}: assets ignored ({names}): hlobridge runs no op that reads them",
+                          stacklevel=3)
+        if not Path(tensor_bundle.index_filename(self.prefix)).exists():
+            return  # a model without variables
+        reader = tensor_bundle.BundleReader(self.prefix)
+        if len(self.meta.object_graph_def.nodes) and OBJECT_GRAPH_KEY in reader:
+            self._bind_captures(session.variables, reader)
+        elif self.meta.saver_def.restore_op_name:
+            saver = self.meta.saver_def
+            session.run(saver.restore_op_name, {saver.filename_tensor_name: self.prefix})
+
+    def _bind_captures(self, store, reader) -> None:
+        objects = self.meta.object_graph_def
+        keys = _variable_keys(objects, reader)
+        defs = {nd.name: nd for nd in self.meta.graph_def.node}
+        bound: dict[str, str] = {}
+        for nd in self.meta.graph_def.node:
+            fn = objects.concrete_functions.get(nd.attr["f"].func.name) if nd.op in CALL_OPS else None
+            if fn is None or not fn.bound_inputs:
+                continue
+            data = [i for i in nd.input if not i.startswith("^")]
+            for inp, node_id in zip(data[len(data) - len(fn.bound_inputs):], fn.bound_inputs):
+                handle = defs.get(TensorRef.parse(inp).node)
+                if handle is None or handle.op != "VarHandleOp" or node_id not in keys:
+                    continue
+                name = handle.attr["shared_name"].s.decode() or handle.name
+                key = keys[node_id]
+                if bound.setdefault(name, key) != key:
+                    raise SavedModelError(f"{self.pb_path}: variable handle '{name}' is bound to both "
+                                          f"'{bound[name]}' and '{key}'")
+                value = reader.read(key)
+                want = dtypes.from_enum(handle.attr["dtype"].type)
+                if value.dtype != want:
+                    raise SavedModelError(f"{reader.index_path}: tensor '{key}' is {dtypes.name(value.dtype)}, "
+                                          f"variable '{name}' is {dtypes.name(want)}")
+                store.values[name] = value
+
+
+def _read_saved_model(pb_path: Path):
+    try:
+        data = pb_path.read_bytes()
+    except OSError as e:
+        raise SavedModelError(f"{pb_path}: cannot read: {e.strerror}") from None
+    saved = SavedModel()
+    try:
+        saved.ParseFromString(data)
+    except Exception:
+        raise SavedModelError(f"{pb_path}: not a SavedModel ({len(data)} bytes; truncated or corrupt?)") from None
+    if not saved.meta_graphs:
+        raise SavedModelError(f"{pb_path}: the SavedModel holds no MetaGraph")
+    return saved
+
+
+def _io(key: str, info, path, signature: str) -> SignatureIO:
+    if info.WhichOneof("encoding") != "name":
+        raise SavedModelError(f"{path}: signature '{signature}' {key}: only dense tensors are supported "
+                              f"(this one is {info.WhichOneof('encoding')})")
+    return SignatureIO(key, info.name, TensorSpec(dtypes.from_enum(info.dtype),
+                                                  tensor_proto.shape_from_proto(info.tensor_shape)))
+
+
+def _paths(nodes) -> dict[int, tuple]:
+    """Object node id -> its path of child names from the root (node 0), breadth first."""
+    paths, todo = {0: ()}, [0]
+    for node_id in todo:
+        for child in nodes[node_id].children:
+            if child.node_id not in paths and child.node_id < len(nodes):
+                paths[child.node_id] = paths[node_id] + (child.local_name,)
+                todo.append(child.node_id)
+    return paths
+
+
+def _variable_keys(objects, reader) -> dict[int, str]:
+    """SavedObjectGraph node id -> the checkpoint key of its VARIABLE_VALUE, matched through
+    the checkpoint's own object graph by path (the two graphs need not number alike)."""
+    trackable = TrackableObjectGraph()
+    raw = reader.read(OBJECT_GRAPH_KEY).item()  # checksummed: a bad file fails here, naming itself
+    try:
+        trackable.ParseFromString(raw)
+    except Exception:
+        raise SavedModelError(f"{reader.index_path}: {OBJECT_GRAPH_KEY} does not parse: corrupt") from None
+    by_path = {path: i for i, path in _paths(trackable.nodes).items()}
+    keys = {}
+    for node_id, path in _paths(objects.nodes).items():
+        ckpt_id = by_path.get(path)
+        if ckpt_id is None:
+            continue
+        for attr in trackable.nodes[ckpt_id].attributes:
+            if attr.name == "VARIABLE_VALUE":
+                keys[node_id] = attr.checkpoint_key
+    return keys
+
+
+def saved_model_source(source, tags=None):
+    """(what load_graph should read, a callback restoring variables into a Session or None)."""
+    if isinstance(source, SavedModelSource):
+        return source.graph, source.restore
+    if is_saved_model(source):
+        opened = SavedModelSource(source, tags)
+        return opened.graph, opened.restore
+    if tags is not None:
+        raise SavedModelError(f"tags= applies to a SavedModel directory; {source} is not one "
+                              f"(no {SAVED_MODEL_PB} there)")
+    return source, None
