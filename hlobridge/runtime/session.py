@@ -27,7 +27,6 @@ import numpy as np
 from hlobridge.passes.graph.mark_for_compilation import (JIT_MODES, ClusterOptions, Clustering,
                                                           mark_for_compilation)
 
-from .. import dtypes
 from ..analysis.graph_algorithms import ranked_topological_order
 from ..analysis.shape_inference import infer_specs, outputs_by_node
 from ..compile.cache import CompileCache
@@ -44,6 +43,7 @@ from ..ops.kinds import PLACEHOLDERS
 from ..ops.state import VariableStore
 from ..spec import TensorSpec
 from .cluster_launch import ClusterLaunch, JitConfig, JitState
+from .feeds import feed_array
 from .interpreter import FunctionRunner, NodeStep, has_switches
 from .plan import Plan, RunEnv
 
@@ -63,7 +63,7 @@ def _flatten(fetches, out: list) -> object:
     if isinstance(fetches, dict):
         return {k: _flatten(v, out) for k, v in fetches.items()}
     if not isinstance(fetches, str):
-        raise TypeError(f"fetch must be a tensor or op name, got {type(fetches).__name__}")
+        raise InputError(f"fetch must be a tensor or op name, got {type(fetches).__name__} {fetches!r:.40}")
     out.append(fetches)
     return len(out) - 1
 
@@ -149,27 +149,13 @@ class Session:
 
     # -- resolution ---------------------------------------------------------------------------
     def _resolve_feeds(self, feed_dict: dict) -> dict[TensorRef, np.ndarray]:
+        """Each feed as an array of its placeholder's dtype and shape (runtime/feeds.py)."""
+        if not isinstance(feed_dict, dict):
+            raise InputError(f"feed_dict must be a dict of tensor names to values, got {type(feed_dict).__name__}")
         feeds = {}
         for name, value in feed_dict.items():
             ref = self._tensor(name, "feed")
-            node = self.graph.nodes[ref.node]
-            spec = self._declared_spec(ref)
-            value = np.asarray(value)
-            if value.dtype.kind == "U":  # a Python str feeds a tf.string tensor (a checkpoint path)
-                value = np.array([s.encode() for s in value.ravel()], dtype=object).reshape(value.shape)
-            if spec is not None:
-                want = spec.dtype
-                if want not in (dtypes.RESOURCE, dtypes.VARIANT) and value.dtype != want:
-                    if np.can_cast(value.dtype, want, "same_kind") or value.dtype.kind in "iub":
-                        value = value.astype(want)
-                    else:
-                        raise InputError(f"feed '{ref}': expected {dtypes.name(want)}, got "
-                                         f"{dtypes.name(value.dtype)}")
-                if spec.shape is not None and (len(spec.shape) != value.ndim or any(
-                        d is not None and d != s for d, s in zip(spec.shape, value.shape))):
-                    raise InputError(f"feed '{ref}' ({node.op}): expected shape {TensorSpec(want, spec.shape)}, "
-                                     f"got {list(value.shape)}")
-            feeds[ref] = value
+            feeds[ref] = feed_array(str(ref), value, self._declared_spec(ref), self.graph.nodes[ref.node].op)
         return feeds
 
     def _declared_spec(self, ref: TensorRef) -> TensorSpec | None:
@@ -180,7 +166,7 @@ class Session:
 
     def _tensor(self, name: str, what: str) -> TensorRef:
         if not isinstance(name, str):
-            raise TypeError(f"{what} names must be strings, got {type(name).__name__}")
+            raise InputError(f"{what} names must be strings, got {type(name).__name__} {name!r:.40}")
         ref = TensorRef.parse(name)
         if ref.node not in self.graph.nodes:
             raise InputError(f"{what} '{name}': no node '{ref.node}' in the graph")
