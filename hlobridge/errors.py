@@ -81,3 +81,8 @@ class CheckpointError(HlobridgeError):
 
 class SavedModelError(HlobridgeError):
     """A SavedModel directory cannot be loaded: no saved_model.pb, no such tags or signature."""
+
+
+class CacheWarning(UserWarning):
+    """The disk cache could not be used (an unwritable or full disk, a corrupt entry): compiles
+    go on, kept in memory or compiled again."""

@@ -12,7 +12,11 @@ own `memory` keeps to itself.
 
 The disk cache lives in `$HLOBRIDGE_CACHE_DIR`, else `$XDG_CACHE_HOME/hlobridge`, else
 `~/.cache/hlobridge`; `cache_dir=False` disables it. Entries are written atomically
-(write to a temporary name, then rename), so concurrent processes never read half a file.
+(write to a temporary name, then rename), so concurrent processes never read half a file, and
+a process killed while writing leaves only a temporary file no reader opens. Each entry ends
+with a SHA-256 of its binary: an entry truncated or damaged later is not trusted but compiled
+again, with a `CacheWarning`. A disk that cannot be written (read-only, full) leaves the
+compiled clusters in memory, with one `CacheWarning` per cache.
 """
 
 from __future__ import annotations
@@ -21,8 +25,11 @@ import hashlib
 import os
 import platform
 import tempfile
+import warnings
 from functools import cache
 from pathlib import Path
+
+from ..errors import CacheWarning
 
 from .iree import compile_mlir
 from .options import CompileOptions
@@ -33,6 +40,8 @@ class MemoryCache(dict):
 
 
 PROCESS_MEMORY = MemoryCache()  # the default: sessions of one process share compiled clusters
+# What ends every disk entry: this marker and the SHA-256 of the binary before it.
+_SEAL = b"\0hlobridge-vmfb-sha256\0"
 
 
 def default_cache_dir() -> Path:
@@ -69,6 +78,7 @@ class CompileCache:
 
     def __init__(self, directory: str | os.PathLike | bool | None = None, memory: MemoryCache | None = None):
         self.memory = PROCESS_MEMORY if memory is None else memory
+        self._warned_unwritable = False
         if directory is False:
             self.directory = None
         else:
@@ -95,25 +105,42 @@ class CompileCache:
                 self._store(path, self.memory[key])
             return self.memory[key], "memory"
         if path is not None and path.is_file():
-            vmfb = path.read_bytes()
-            self.memory[key] = vmfb
-            return vmfb, "disk"
+            vmfb = _unseal(path.read_bytes())
+            if vmfb is not None:
+                self.memory[key] = vmfb
+                return vmfb, "disk"
+            warnings.warn(CacheWarning(f"{path}: a truncated or damaged compile-cache entry; compiling again"),
+                          stacklevel=2)
         vmfb = compile_mlir(mlir_text, options, dump)
         self.memory[key] = vmfb
         if path is not None:
             self._store(path, vmfb)
         return vmfb, "compiled"
 
-    @staticmethod
-    def _store(path: Path, data: bytes) -> None:
+    def _store(self, path: Path, data: bytes) -> None:
+        tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".vmfb")
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                f.write(data + _SEAL + hashlib.sha256(data).digest())
             os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only or full disk costs only warm starts
+        except OSError as e:  # a read-only or full disk costs only warm starts
+            if tmp is not None and os.path.exists(tmp):
+                os.unlink(tmp)
+            if not self._warned_unwritable:
+                self._warned_unwritable = True
+                warnings.warn(CacheWarning(f"cannot write the compile cache in {path.parent}: "
+                                           f"{e.strerror or e}; compiled clusters stay in memory"), stacklevel=3)
+
+
+def _unseal(entry: bytes) -> bytes | None:
+    """The binary of a disk entry, or None if its seal or checksum does not hold."""
+    end = len(entry) - len(_SEAL) - 32
+    if end < 0 or entry[end:end + len(_SEAL)] != _SEAL:
+        return None
+    data = entry[:end]
+    return data if hashlib.sha256(data).digest() == entry[-32:] else None
 
 
 def clear_memory_cache() -> None:

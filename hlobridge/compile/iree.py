@@ -8,6 +8,7 @@ rejects is compiled again without them, with a warning.
 
 from __future__ import annotations
 
+import re
 import tempfile
 import warnings
 from pathlib import Path
@@ -79,6 +80,13 @@ def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]
 
 
 def _short_diagnostics(text: str, limit: int = 40) -> str:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    """IREE's own diagnostics out of a CompilerToolError's text (errors and notes first), and
+    how iree-compile ended when a signal killed it (an out-of-memory kill, a crash)."""
+    head, _, rest = text.partition("Diagnostics:")
+    diagnostics = rest.split("Invoked with:")[0] if rest else text
+    lines = [ln for ln in diagnostics.splitlines() if ln.strip()]
     keep = [ln for ln in lines if "error" in ln.lower() or "note" in ln.lower()] or lines
+    code = re.search(r"Error code: (-?\d+)", head)
+    if code and int(code.group(1)) < 0:
+        keep.insert(0, f"iree-compile was killed by signal {-int(code.group(1))}")
     return "\n".join(keep[:limit])

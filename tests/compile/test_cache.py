@@ -1,0 +1,76 @@
+"""The compile cache under faults: a process killed while writing, a damaged entry, a full or
+read-only disk. Nothing a later run trusts is ever half written; the cache degrades, compiles
+go on."""
+
+import errno
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from hlobridge.compile.cache import CompileCache, MemoryCache
+from hlobridge.compile.options import CompileOptions
+from hlobridge.errors import CacheWarning
+
+MODULE = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> { %0 = stablehlo.add %a, %a : tensor<4xf32>\n return %0 : tensor<4xf32> }"
+
+KILLED_WHILE_WRITING = textwrap.dedent("""
+    import os, signal, sys
+    from hlobridge.compile import cache
+    real_fdopen = os.fdopen
+
+    class Dying:
+        def __init__(self, f): self.f = f
+        def __enter__(self): return self
+        def __exit__(self, *a): pass
+        def write(self, data):
+            self.f.write(data[: len(data) // 2]); self.f.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    cache.os.fdopen = lambda fd, mode: Dying(real_fdopen(fd, mode))
+    cache.CompileCache(sys.argv[1], memory=cache.MemoryCache()).get_or_compile(sys.argv[2], cache.CompileOptions())
+""")
+
+
+def _cache(directory):
+    return CompileCache(directory, memory=MemoryCache())
+
+
+def test_a_process_killed_while_writing_leaves_nothing_a_later_run_trusts(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", KILLED_WHILE_WRITING, str(tmp_path), MODULE], capture_output=True)
+    assert proc.returncode == -9
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith(".tmp-")] == []
+    vmfb, source = _cache(tmp_path).get_or_compile(MODULE, CompileOptions())
+    assert source == "compiled" and vmfb
+
+
+@pytest.mark.parametrize("damage", [lambda b: b[: len(b) // 2], lambda b: b[:100] + b"\xff" + b[101:], lambda b: b""])
+def test_a_damaged_entry_is_compiled_again_with_a_warning(tmp_path, damage):
+    _cache(tmp_path).get_or_compile(MODULE, CompileOptions())
+    (entry,) = tmp_path.glob("*.vmfb")
+    entry.write_bytes(damage(entry.read_bytes()))
+    with pytest.warns(CacheWarning, match="truncated or damaged"):
+        vmfb, source = _cache(tmp_path).get_or_compile(MODULE, CompileOptions())
+    assert source == "compiled"
+    assert _cache(tmp_path).get_or_compile(MODULE, CompileOptions()) == (vmfb, "disk")  # rewritten whole
+
+
+def test_a_full_disk_degrades_to_memory_with_one_warning(tmp_path, monkeypatch):
+    def full(*args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr("hlobridge.compile.cache.os.replace", full)
+    cache = _cache(tmp_path)
+    with pytest.warns(CacheWarning, match="No space left on device; compiled clusters stay in memory"):
+        vmfb, source = cache.get_or_compile(MODULE, CompileOptions())
+    assert source == "compiled" and list(tmp_path.iterdir()) == []  # no temporary file left behind
+    assert cache.get_or_compile(MODULE, CompileOptions()) == (vmfb, "memory")
+
+
+def test_a_read_only_cache_directory_works_from_memory(tmp_path, monkeypatch):
+    def denied(*args, **kwargs):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    monkeypatch.setattr("hlobridge.compile.cache.tempfile.mkstemp", denied)
+    with pytest.warns(CacheWarning, match="cannot write the compile cache .*: Permission denied"):
+        assert _cache(tmp_path).get_or_compile(MODULE, CompileOptions())[1] == "compiled"
