@@ -1,8 +1,9 @@
 """Every node checked against its op's TensorFlow signature before any rule sees it.
 
 A rule's `infer` may assume its node is well formed: the number of inputs its op takes (variadic
-`N`/`T` lists counted from the node's own attrs), attrs of the declared types with their
-allowed dtypes and minimums, and no required attr missing. This is one generic check, driven by
+`N`/`T` lists counted from the node's own attrs), and attrs of the declared types with their
+allowed dtypes and minimums. An attr left out (hand-written graphs often leave out `T`) is the
+rule's to ask for: `ctx.attr` names it when a rule needs it. This is one generic check, driven by
 TensorFlow's own op signatures (`data/tf_op_signatures.json`, written by
 tools/extract_tf_op_signatures.py with TensorFlow as a dev tool), not one check per op: a node
 that fails it gets one line naming the node and what is wrong, never a traceback from inside
@@ -52,10 +53,8 @@ def check_node(node) -> None:
         return
     where = f"node '{node.name}' ({node.op})"
     for name, spec in sig["attrs"].items() if node.node_def is not None else ():
-        if name in node.attrs:
+        if name in node.attrs:  # a missing one is the rule's to ask for (ctx.attr names it)
             _check_attr(where, name, spec, node.attrs[name])
-        elif not spec["default"]:
-            raise GraphError(f"{where}: missing required attribute '{name}' ({spec['type']})")
     expected = _arg_count(sig["inputs"], node.attrs)
     if expected is not None and expected != len(node.inputs):
         names = ", ".join(n for n, _ in sig["inputs"]) or "none"
@@ -98,15 +97,15 @@ def _check_attr(where: str, name: str, spec: dict, value) -> None:
             raise GraphError(f"{where}: attribute '{name}' is {size}; the op needs at least {spec['minimum']}")
     if "allowed" in spec:
         for dtype in value if inner is not None else [value]:
-            names = {dtypes.name(dtype)} | _QUANTIZED.get(dtypes.name(dtype), set())
-            if not names & set(spec["allowed"]):
+            if dtypes.name(dtype) in _NOT_NUMBERS and dtypes.name(dtype) not in spec["allowed"]:
                 raise GraphError(f"{where}: attribute '{name}' is {dtypes.name(dtype)}; the op takes "
                                  f"{', '.join(spec['allowed'])}")
 
 
-# hlobridge holds TF's quantized types as their integer storage types (dtypes.py)
-_QUANTIZED = {"int8": {"qint8"}, "uint8": {"quint8"}, "int16": {"qint16"}, "uint16": {"quint16"},
-              "int32": {"qint32"}}
+# Types that are not numbers: where an op's signature does not allow one, no rule can handle it.
+# Among numeric types hlobridge's kernels and lowerings take more than TF's CPU kernels (uint16
+# Add, int8 Mod): what compiles is the typesets' business (ops/typesets.py), not this check's.
+_NOT_NUMBERS = frozenset({"string", dtypes.RESOURCE, dtypes.VARIANT})
 
 
 def _any(value) -> bool:

@@ -4,7 +4,7 @@ generic check (ops/signatures.py), one line naming the node."""
 import numpy as np
 import pytest
 
-from hlobridge import GraphError, ShapeInferenceError
+from hlobridge import GraphError, ShapeInferenceError, dtypes
 from hlobridge.analysis.shape_inference import infer_specs
 from hlobridge.frontend.graph_builder import GraphBuilder
 from hlobridge.ops import REGISTRY
@@ -29,10 +29,10 @@ def _infer(build):
      "node 'cat' (ConcatV2): attribute 'N' is 1; the op needs at least 2"),
     (lambda b, x: b.op("MatMul", [x, x], name="mm", T=F32, transpose_a=3),
      "node 'mm' (MatMul): attribute 'transpose_a' should be a bool, got int 3"),
-    (lambda b, x: b.op("MatMul", [x, x], name="mm", T=np.dtype(np.bool_)),
-     "node 'mm' (MatMul): attribute 'T' is bool; the op takes"),
-    (lambda b, x: b.op("Relu", [x], name="relu"),
-     "node 'relu' (Relu): missing required attribute 'T' (type)"),
+    (lambda b, x: b.op("MatMul", [x, x], name="mm", T=dtypes.VARIANT),
+     "node 'mm' (MatMul): attribute 'T' is variant; the op takes"),
+    (lambda b, x: b.op("Relu", [x], name="relu", T=np.dtype(object)),
+     "node 'relu' (Relu): attribute 'T' is string; the op takes"),
     (lambda b, x: b.op("IdentityN", [x, x], name="ids", T=[F32]),
      "node 'ids' (IdentityN): takes 1 input(s) (input), has 2"),
 ])
