@@ -45,6 +45,7 @@ CALL_OPS = ("StatefulPartitionedCall", "PartitionedCall")
 
 
 def is_saved_model(path) -> bool:
+    """Whether `path` is a directory holding a saved_model.pb."""
     return isinstance(path, (str, os.PathLike)) and (Path(path) / SAVED_MODEL_PB).is_file()
 
 
@@ -79,6 +80,7 @@ class SavedModelSource:
 
     @property
     def signatures(self) -> list[str]:
+        """The signature names, TF's internal __saved_model_init_op left out."""
         return sorted(self.signature_defs)
 
     def signature_name(self, name: str | None) -> str:
@@ -94,6 +96,7 @@ class SavedModelSource:
         return name
 
     def signature(self, name: str) -> tuple[list[SignatureIO], list[SignatureIO]]:
+        """The signature's inputs and outputs, each sorted by key."""
         sig = self.signature_defs[self.signature_name(name)]
         return [_io(k, v, self.path, name) for k, v in sorted(sig.inputs.items())], \
             [_io(k, v, self.path, name) for k, v in sorted(sig.outputs.items())]

@@ -39,10 +39,12 @@ def mask_crc(crc: int) -> int:
 
 
 def masked_crc32c(data: bytes) -> int:
+    """LevelDB's masked CRC32C of `data` (what block trailers and bundle entries store)."""
     return mask_crc(google_crc32c.value(data))
 
 
 def varint(value: int) -> bytes:
+    """`value` as a protobuf/LevelDB varint (7 bits a byte, low bits first)."""
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)

@@ -36,10 +36,12 @@ HEADER_KEY = b""
 
 
 def data_filename(prefix, shard: int, num_shards: int) -> str:
+    """The name of data shard `shard` of `num_shards`, as TensorFlow spells it."""
     return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}"
 
 
 def index_filename(prefix) -> str:
+    """The bundle's index file."""
     return f"{prefix}.index"
 
 
@@ -85,6 +87,7 @@ def slice_extents(proto, shape: tuple) -> list[tuple[int, int]]:
 
 
 def slice_index(extents, shape) -> tuple:
+    """NumPy index of a slice's extents ((start, length), length -1: to the end) in a tensor of `shape`."""
     return tuple(slice(s, None if n < 0 else s + n) for s, n in extents) if extents else \
         tuple(slice(None) for _ in shape)
 
@@ -198,6 +201,7 @@ class BundleReader:
         return key.encode() in self.entries
 
     def entry(self, key: str | bytes):
+        """The BundleEntryProto of `key` (parsed once); a CheckpointError naming the file if absent."""
         raw_key = key if isinstance(key, bytes) else key.encode()
         if raw_key not in self._parsed:
             if raw_key not in self.entries:
@@ -207,6 +211,7 @@ class BundleReader:
         return self._parsed[raw_key]
 
     def dtype_and_shape(self, key: str) -> tuple:
+        """The tensor's dtype and full shape, without reading its data."""
         e = self.entry(key)
         return dtypes.from_enum(e.dtype), tuple(d.size for d in e.shape.dim)
 
@@ -265,6 +270,7 @@ class BundleReader:
         return value.reshape(shape)
 
     def read_all(self) -> dict[str, np.ndarray]:
+        """Every tensor of the bundle by key (sliced ones assembled whole)."""
         return {k: self.read(k) for k in self.keys()}
 
 
@@ -331,6 +337,7 @@ class BundleWriter:
         self.offset += len(data)
 
     def add(self, key: str, value) -> None:
+        """Add a whole tensor under `key` (written by `finish`)."""
         value = _as_array(value)
         entry = _entry_proto(value.dtype, value.shape)
         self._put(value, entry)
@@ -358,6 +365,7 @@ class BundleWriter:
         self.entries[raw_key] = entry.SerializeToString()
 
     def finish(self) -> None:
+        """Write the data file, then the index, each under a temporary name renamed into place."""
         Path(self.prefix).parent.mkdir(parents=True, exist_ok=True)
         data_path = data_filename(self.prefix, 0, 1)
         tmp = _temp_name(data_path)
@@ -372,6 +380,7 @@ class BundleWriter:
 
 
 def write_index(prefix: str, entries: dict[bytes, bytes], num_shards: int) -> None:
+    """Write the bundle's index (header and entries, sorted) atomically."""
     path = index_filename(prefix)
     table = sstable.write_table([(HEADER_KEY, _header(num_shards))] + sorted(entries.items()))
     tmp = _temp_name(path)

@@ -51,22 +51,27 @@ class OpContext:
 
     @property
     def name(self) -> str:
+        """The node's name."""
         return self.node.name
 
     @property
     def op(self) -> str:
+        """The node's op type."""
         return self.node.op
 
     def attr(self, name: str, default=_REQUIRED):
+        """The decoded attribute; without a default, a missing one is an error naming the node."""
         value = self.node.attrs.get(name, default)
         if value is _REQUIRED:
             raise self.error(f"missing required attribute '{name}'")
         return value
 
     def error(self, message: str, cls=ShapeInferenceError) -> Exception:
+        """An error of class `cls` naming the node, for the rule to raise."""
         return cls(f"node '{self.node.name}' ({self.node.op}): {message}")
 
     def lowering_error(self, message: str) -> Exception:
+        """A LoweringError naming the node."""
         return self.error(message, LoweringError)
 
     def const(self, i: int) -> np.ndarray:
@@ -86,6 +91,7 @@ class OpContext:
         return spec.shape
 
     def out(self, i: int = 0) -> TensorSpec:
+        """The inferred spec of output i (set when kernels and lowerings run)."""
         return self.outputs[i]
 
 
@@ -106,6 +112,7 @@ class OpDef:
 
     @property
     def compiles(self) -> bool:
+        """Whether the op has a lowering (else it runs on its kernel only)."""
         return self.lower is not None
 
 

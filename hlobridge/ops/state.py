@@ -53,6 +53,8 @@ class VariableStore:
         self.random_streams: dict[str, GuardedPhilox] = {}  # per random node
 
     def read(self, handle: VariableHandle, reader: str):
+        """The variable's current value (a device array if a cluster wrote it); an error naming
+        `reader` if it is uninitialized."""
         try:
             return self.values[handle.name]
         except KeyError:
@@ -60,9 +62,11 @@ class VariableStore:
                              f"initialized (run its initializer first)") from None
 
     def read_host(self, handle: VariableHandle, reader: str) -> np.ndarray:
+        """The variable's value as a NumPy array."""
         return to_host(self.read(handle, reader))
 
     def write(self, handle: VariableHandle, value) -> None:
+        """Make `value` the variable's value (host values cast to its dtype)."""
         if isinstance(value, np.ndarray) or np.isscalar(value):
             value = np.asarray(value, dtype=handle.dtype)
         self.values[handle.name] = value
@@ -84,12 +88,15 @@ class VariableAccess:
         self.args = args
 
     def read(self, i: int) -> np.ndarray:
+        """The value of the variable at input i, on the host."""
         return self.store.read_host(self.args[i], self.node.name)
 
     def write(self, i: int, value) -> None:
+        """Assign the variable at input i."""
         self.store.write(self.args[i], value)
 
     def initialized(self, i: int) -> bool:
+        """Whether the variable at input i has a value yet."""
         return self.args[i] in self.store
 
     def random_stream(self, seed: int, seed2: int) -> GuardedPhilox:

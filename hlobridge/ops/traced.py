@@ -28,6 +28,7 @@ class Traced:
 
     @property
     def shape(self) -> tuple:
+        """The traced value's static shape."""
         return tuple(hlo.shape_of(self.value))
 
     def _lift(self, x):

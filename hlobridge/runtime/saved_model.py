@@ -29,13 +29,16 @@ class LoadedSavedModel:
 
     @property
     def inputs(self) -> dict[str, TensorSpec]:
+        """The signature's inputs by key, unknown dims as None."""
         return {io.key: io.spec for io in self._inputs}
 
     @property
     def outputs(self) -> dict[str, TensorSpec]:
+        """The signature's outputs by key."""
         return {io.key: io.spec for io in self._outputs}
 
     def run(self, feeds: dict) -> dict[str, np.ndarray]:
+        """Run the signature on `feeds` (by key); its outputs by key. Unknown or missing keys are an InputError."""
         want = {io.key for io in self._inputs}
         missing, unknown = sorted(want - set(feeds)), sorted(set(feeds) - want)
         if missing or unknown:
