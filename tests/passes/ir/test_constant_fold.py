@@ -1,10 +1,5 @@
-"""The Python IR passes against IREE itself: what they rewrite must compute what IREE computes.
-
-algebraic-simplify must keep every float result bit for bit, on the inputs where float
-algebra breaks (-0.0, infinities, NaN); constant-fold must produce the constants IREE would
-compute at run time from the same values (exactly for exact ops, within an ulp or two for
-math functions). The lit tests show the rewrites; these show they are right.
-"""
+"""constant-fold against IREE itself: it must produce the constants IREE would compute at run
+time from the same values (exactly for exact ops, within an ulp or two for math functions)."""
 
 import ml_dtypes
 import numpy as np
@@ -13,61 +8,7 @@ from iree.compiler import compile_str, ir
 
 import iree.runtime as rt
 from hlobridge.passes.ir import pipeline
-
-SPECIAL = np.array([-0.0, 0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 3e38], np.float32)
-
-
-def _run_iree(text: str, name: str, *args):
-    vmfb = compile_str(text, input_type="stablehlo", target_backends=["llvm-cpu"],
-                       extra_args=["--iree-llvmcpu-target-cpu=host"])
-    module = rt.load_vm_flatbuffer(vmfb, driver="local-sync")
-    out = module[name](*args)
-    return [np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])]
-
-
-def _apply(text: str, passes: str) -> str:
-    with ir.Context():
-        module = ir.Module.parse(text)
-        pipeline.run(module, [pipeline.lookup(p) for p in passes.split(",")])
-        return module.operation.get_asm()
-
-
-ALGEBRA = """
-func.func @main(%x: tensor<8xf32>, %y: tensor<8xf32>, %p: tensor<8xi1>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
-  %one = stablehlo.constant dense<1.0> : tensor<8xf32>
-  %pz = stablehlo.constant dense<0.0> : tensor<8xf32>
-  %nz = stablehlo.constant dense<-0.0> : tensor<8xf32>
-  %a = stablehlo.multiply %x, %one : tensor<8xf32>
-  %b = stablehlo.divide %x, %one : tensor<8xf32>
-  %c = stablehlo.add %nz, %x : tensor<8xf32>
-  %d = stablehlo.subtract %x, %pz : tensor<8xf32>
-  %n1 = stablehlo.negate %x : tensor<8xf32>
-  %e = stablehlo.negate %n1 : tensor<8xf32>
-  %f = stablehlo.add %x, %pz : tensor<8xf32>
-  %g = stablehlo.subtract %x, %nz : tensor<8xf32>
-  %h = stablehlo.select %p, %y, %y : tensor<8xi1>, tensor<8xf32>
-  %lo = stablehlo.convert %x : (tensor<8xf32>) -> tensor<8xbf16>
-  %up = stablehlo.convert %lo : (tensor<8xbf16>) -> tensor<8xf32>
-  %lo2 = stablehlo.convert %up : (tensor<8xf32>) -> tensor<8xbf16>
-  %i = stablehlo.convert %lo2 : (tensor<8xbf16>) -> tensor<8xf32>
-  return %a, %b, %c, %d, %e, %f, %g, %h, %i : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
-}
-"""
-
-
-def test_algebraic_simplify_keeps_float_results_bit_for_bit():
-    simplified = _apply(ALGEBRA, "algebraic-simplify")
-    assert simplified.count("stablehlo.multiply") == 0 and simplified.count("stablehlo.negate") == 0
-    assert simplified.count("stablehlo.convert") == 2  # the f32->bf16->f32 rounding stays once
-    y = SPECIAL[::-1].copy()
-    p = np.array([True, False] * 4)
-    before = _run_iree(ALGEBRA, "main", SPECIAL, y, p)
-    after = _run_iree(simplified, "main", SPECIAL, y, p)
-    for i, (b, a) in enumerate(zip(before, after)):
-        # NaN payloads may differ between the runtime's arithmetic and a pass-through; the bits
-        # of everything else (the sign of zero included) must not.
-        same = (b.view(np.uint32) == a.view(np.uint32)) | (np.isnan(b) & np.isnan(a))
-        assert same.all(), f"result {i}: {b} before, {a} after"
+from tests.passes.ir.iree_check import apply_passes, run_iree
 
 
 # (op, operand values, element type) folded by constant-fold and computed by IREE at run time.
@@ -143,10 +84,10 @@ def test_constant_fold_bf16_convert_rounds_like_iree():
     text = ("func.func @main(%x: tensor<8xf32>) -> tensor<8xbf16> {\n"
             "  %r = stablehlo.convert %x : (tensor<8xf32>) -> tensor<8xbf16>\n"
             "  return %r : tensor<8xbf16>\n}\n")
-    want = _run_iree(text, "main", np.array(values, np.float32))[0]
-    folded_text = _apply(text.replace("(%x: tensor<8xf32>)", "()").replace(
+    want = run_iree(text, "main", np.array(values, np.float32))[0]
+    folded_text = apply_passes(text.replace("(%x: tensor<8xf32>)", "()").replace(
         "  %r", f"  %x = stablehlo.constant dense<{_literal(values, 'f32')}> : tensor<8xf32>\n  %r"),
         "constant-fold")
-    got = _run_iree(folded_text, "main")[0]
+    got = run_iree(folded_text, "main")[0]
     assert "stablehlo.convert" not in folded_text
     np.testing.assert_array_equal(got.view(np.uint16), want.astype(ml_dtypes.bfloat16).view(np.uint16))

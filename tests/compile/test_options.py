@@ -1,0 +1,22 @@
+"""Compile options become iree-compile flags; a bad target or CUDA arch is refused up front."""
+
+import pytest
+
+from hlobridge import HlobridgeError
+from hlobridge.compile.options import CompileOptions
+
+
+def test_cpu_and_cuda_flags():
+    assert CompileOptions(cpu="generic", cpu_triple="aarch64").iree_flags()[:2] == [
+        "--iree-llvmcpu-target-cpu=generic", "--iree-llvmcpu-target-triple=aarch64-unknown-linux-gnu"]
+    assert CompileOptions(target="cuda", cuda_arch="sm_86").iree_flags()[0] == "--iree-cuda-target=sm_86"
+    assert "--iree-input-demote-f64-to-f32=false" in CompileOptions().iree_flags()
+
+
+@pytest.mark.parametrize("options, message", [
+    (CompileOptions(target="tpu"), "unknown target 'tpu'"),
+    (CompileOptions(target="cuda", cuda_arch="hopper"), "--cuda-arch must look like sm_80"),
+])
+def test_bad_options_are_refused(options, message):
+    with pytest.raises(HlobridgeError, match=message):
+        options.iree_flags()
