@@ -20,8 +20,8 @@ F32 = np.dtype(np.float32)
 
 def _step(graph, name, deadness=True):
     node = graph.nodes[name]
-    return NodeStep(name, node, registry.lookup(node.op), [TensorSpec(F32, ())], [TensorSpec(F32, ())] * len(node.inputs),
-                    deadness)
+    return NodeStep(name, node, registry.lookup(node.op), [TensorSpec(F32, ())],
+                    [TensorSpec(F32, ())] * len(node.inputs), deadness)
 
 
 def test_a_dead_input_makes_the_node_dead_without_running_it():
