@@ -45,8 +45,9 @@ class OpContext:
         self.inputs = inputs
         self.outputs = outputs
         self.state = state  # the session's variable store, for stateful kernels
-        # the function library, for ops that name functions (If, While, Case): its `infer`
-        # everywhere, `call` when running kernels, `lower` when lowering (see control_flow.py)
+        # ops.calls.Functions, for ops that name functions (If, While, Case): `infer`
+        # everywhere, `call` when running kernels, `lower` when lowering (see control_flow.py);
+        # handed in by whoever runs the stage, never looked up from the graph
         self.functions = functions
 
     @property
