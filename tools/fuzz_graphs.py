@@ -108,15 +108,18 @@ class TextGraph:
 
     def __init__(self, text: str):
         self.lines = text.split("\n")
-        self.blocks = []  # (start, end, name): lines[start] opens the node, lines[end] closes it
+
+    @property
+    def blocks(self) -> list[tuple[int, int, str]]:
+        """(start, end, name) of every node block: lines[start] opens it, lines[end] closes it."""
+        blocks = []
         for i, line in enumerate(self.lines):
-            head = line.strip()
-            if head in ("node {", "node_def {"):
-                indent = line[: len(line) - len(line.lstrip())]
-                end = next((j for j in range(i + 1, len(self.lines)) if self.lines[j] == indent + "}"), None)
-                m = re.match(r'\s*name: "(.*)"', self.lines[i + 1]) if i + 1 < len(self.lines) else None
-                if end is not None and m:
-                    self.blocks.append((i, end, m.group(1)))
+            if line.strip() in ("node {", "node_def {") and i + 1 < len(self.lines):
+                m = re.match(r'\s*name: "(.*)"', self.lines[i + 1])
+                end = self.block_end(i)
+                if m and end != i:
+                    blocks.append((i, end, m.group(1)))
+        return blocks
 
     def text(self) -> str:
         return "\n".join(self.lines)
@@ -129,9 +132,6 @@ class TextGraph:
         """The line closing the block opened at `start` (by indentation; itself if not found)."""
         indent = self.lines[start][: len(self.lines[start]) - len(self.lines[start].lstrip())]
         return next((j for j in range(start + 1, len(self.lines)) if self.lines[j] == indent + "}"), start)
-
-    def block_of(self, line: int):
-        return next(((s, e, n) for s, e, n in self.blocks if s < line < e), None)
 
     def insert_input(self, block, value: str) -> None:
         """Add `input: "value"` to a node block, after its last input (or its op line)."""
@@ -199,7 +199,7 @@ def _t_number(rng, g: TextGraph) -> str:
         return _t_line(rng, g)
     i = rng.choice(lines)
     m = _NUMBER.match(g.lines[i])
-    new = str(rng.choice(INTS + FLOATS if rng.random() < 0.3 else
+    new = str(rng.choice(INTS + FLOATS if rng.random() < 0.1 else
                          FLOATS if m.group(2) in ("f", "float_val", "double_val", "half_val") else INTS))
     g.lines[i] = f"{m.group(1)}{m.group(2) or ''}{m.group(3)}{new}"
     return f"number at line {i + 1} ({m.group(2)}) -> {new}"
@@ -222,15 +222,16 @@ def _t_string(rng, g: TextGraph) -> str:
 
 
 def _t_edge(rng, g: TextGraph) -> str:
+    blocks = g.blocks
     inputs = g.matching(r'^\s*input: "')
     if inputs and rng.random() < 0.4:
         i = rng.choice(inputs)
         del g.lines[i]
         return f"cut edge at line {i + 1}"
-    if not g.blocks:
+    if not blocks:
         return _t_line(rng, g)
-    block = rng.choice(g.blocks)
-    src = rng.choice(g.blocks)[2]
+    block = rng.choice(blocks)
+    src = rng.choice(blocks)[2]
     value = rng.choice([src, f"{src}:{rng.randrange(4)}", f"^{src}", f"{src}:{rng.choice(INTS)}", "nowhere"])
     g.insert_input(block, value)
     return f"add input '{value}' to '{block[2]}'"
@@ -238,8 +239,9 @@ def _t_edge(rng, g: TextGraph) -> str:
 
 def _t_cycle(rng, g: TextGraph) -> str:
     """Node A reads B: make B (or B's ancestor, a few edges up) read A."""
-    by_name = {n: (s, e, n) for s, e, n in g.blocks}
-    readers = [(b, m.group(1)) for b in g.blocks for i in range(b[0], b[1])
+    blocks = g.blocks
+    by_name = {n: (s, e, n) for s, e, n in blocks}
+    readers = [(b, m.group(1)) for b in blocks for i in range(b[0], b[1])
                if (m := re.match(r'\s*input: "\^?([^":]+)', g.lines[i])) and m.group(1) in by_name]
     if not readers:
         return _t_edge(rng, g)
@@ -256,10 +258,11 @@ def _t_cycle(rng, g: TextGraph) -> str:
 
 
 def _t_rename(rng, g: TextGraph) -> str:
-    if not g.blocks:
+    blocks = g.blocks
+    if not blocks:
         return _t_line(rng, g)
-    s, _, name = rng.choice(g.blocks)
-    new = rng.choice([rng.choice(g.blocks)[2], name + "_renamed", "", "a:1", "^b", "x" * 200])
+    s, _, name = rng.choice(blocks)
+    new = rng.choice([rng.choice(blocks)[2], name + "_renamed", "", "a:1", "^b", "x" * 200])
     g.lines[s + 1] = re.sub(r'".*"', lambda _: f'"{new}"', g.lines[s + 1])
     return f"rename '{name}' -> '{new[:40]}'"
 
@@ -663,6 +666,13 @@ def save_mutant(m: Mutant, tool: str, job: dict, result: dict, out: Path) -> Pat
     return d
 
 
+def _error_kind(message: str) -> str:
+    """A clean error's message without the tool, file and names: what kind of error it is."""
+    text = message.split(": error: ", 1)[-1].split("\n")[0]
+    text = re.sub(r"'[^']*'|\"[^\"]*\"|\S*/\S*|\d+", "_", text)
+    return text[:70]
+
+
 def signature(tool: str, result: dict) -> str:
     """A defect class: tool family, outcome, exception type and where it was raised."""
     kind = result["message"].split(":", 1)[0] if result["outcome"] == "exception" else ""
@@ -677,7 +687,7 @@ def fuzz(seed: int, count: int, *, start: int = 0, workers: int = 1, memory_mb: 
     tmp = Path(tempfile.mkdtemp(prefix="hlobridge-fuzz-"))
     pool = [Worker(memory_mb, str(tmp / "cache")) for _ in range(workers)]
     counts, per_tool = collections.Counter(), collections.defaultdict(collections.Counter)
-    defects, done = [], 0
+    defects, done, errors = [], 0, collections.Counter()
 
     def one(k: int, index: int):
         worker = pool[k]
@@ -715,8 +725,9 @@ def fuzz(seed: int, count: int, *, start: int = 0, workers: int = 1, memory_mb: 
                         if out is not None:
                             rec["saved"] = str(save_mutant(m, tool, job, r, out / "defects"))
                         defects.append(rec)
-                    elif r["outcome"] == "error" and worst == "ok":
-                        worst = "error"
+                    elif r["outcome"] == "error":
+                        worst = "error" if worst == "ok" else worst
+                        errors[_error_kind(r["message"])] += 1
                 counts[worst] += 1
                 done += 1
                 if progress:
@@ -736,7 +747,8 @@ def fuzz(seed: int, count: int, *, start: int = 0, workers: int = 1, memory_mb: 
     classes = collections.Counter(d["signature"] for d in defects)
     summary = {"seed": seed, "start": start, "count": count, "mutants": dict(counts),
                "jobs": {t: dict(c) for t, c in sorted(per_tool.items())},
-               "defect_classes": dict(classes.most_common()), "defects": defects}
+               "errors": dict(errors.most_common()), "defect_classes": dict(classes.most_common()),
+               "defects": defects}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
