@@ -21,7 +21,8 @@ Each defect's mutant is written to OUT/defects/<seed>_<index>_<tool>/ (graph + j
 replay (--replay DIR) and to keep as a regression test (tests/e2e/fuzz_regressions/).
 
     python tools/fuzz_graphs.py --seed 0 --count 5000 --workers 2 --out fuzz-out
-    python tools/fuzz_graphs.py --replay fuzz-out/defects/0_17_session
+    python tools/fuzz_graphs.py --replay fuzz-out/defects/0_17_session_off
+    python tools/fuzz_graphs.py --keep fuzz-out/defects/0_17_session_off NAME 'REGEX' [--open REASON]
 """
 
 from __future__ import annotations
@@ -755,16 +756,34 @@ def fuzz(seed: int, count: int, *, start: int = 0, workers: int = 1, memory_mb: 
     return summary
 
 
-def replay(folder: Path, memory_mb: int = 4096, timeout: float = 120.0) -> dict:
-    """Run a saved job (a defect folder or a regression test) in a fresh worker."""
+def _saved_job(folder: Path) -> dict:
     job = json.loads((folder / "job.json").read_text())["job"]
-    job = dict(job, graph=str((folder / job["graph"]).resolve()))
+    return dict(job, graph=str((folder / job["graph"]).resolve()))
+
+
+def replay_all(folders, memory_mb: int = 4096, timeout: float = 120.0) -> dict:
+    """Run saved jobs (defect folders or regression tests) in one fresh worker: {folder name: result}."""
     with tempfile.TemporaryDirectory(prefix="hlobridge-fuzz-") as tmp:
         w = Worker(memory_mb, tmp)
         try:
-            return w.run(job, timeout)
+            return {Path(f).name: w.run(_saved_job(Path(f)), timeout) for f in folders}
         finally:
             w.stop()
+
+
+def keep(defect: Path, name: str, message: str, open_reason: str | None) -> Path:
+    """Copy a defect folder into tests/e2e/fuzz_regressions/NAME with the error it should give."""
+    saved = json.loads((defect / "job.json").read_text())
+    dest = ROOT / "tests" / "e2e" / "fuzz_regressions" / name
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy(defect / saved["job"]["graph"], dest / saved["job"]["graph"])
+    result = saved["result"]
+    expect = {"message": message, "found": f"{defect.name}: {saved['job']['describe']}",
+              "defect": f"{result['message'][:200]} ({result.get('where', result['outcome'])})"}
+    if open_reason:
+        expect["open"] = open_reason
+    (dest / "job.json").write_text(json.dumps({"job": saved["job"], "expect": expect}, indent=1) + "\n")
+    return dest
 
 
 def format_summary(s: dict) -> str:
@@ -794,14 +813,21 @@ def main(argv=None) -> int:
     p.add_argument("--tools", default=None, help="comma-separated: compile,explain,session (default all)")
     p.add_argument("--max-graph-bytes", type=int, default=None, help="skip corpus graphs larger than this")
     p.add_argument("--out", type=Path, default=None, help="write summary.json and defects/ here")
-    p.add_argument("--replay", type=Path, default=None, help="run one saved defect folder and print the result")
+    p.add_argument("--replay", type=Path, nargs="+", default=None,
+                   help="run saved defect (or regression) folders and print the results")
+    p.add_argument("--keep", nargs=3, metavar=("DEFECT_DIR", "NAME", "MESSAGE_REGEX"), default=None,
+                   help="make a defect folder a regression test in tests/e2e/fuzz_regressions/NAME")
+    p.add_argument("--open", default=None, metavar="REASON", help="with --keep: the defect is not fixed yet")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         worker_main(args.memory_mb)
         return 0
     if args.replay:
-        print(json.dumps(replay(args.replay, args.memory_mb, args.timeout * 4), indent=1))
+        print(json.dumps(replay_all(args.replay, args.memory_mb, args.timeout * 4), indent=1))
+        return 0
+    if args.keep:
+        print(keep(Path(args.keep[0]), args.keep[1], args.keep[2], args.open))
         return 0
     t0 = time.time()
 
