@@ -633,13 +633,13 @@ class Worker:
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        line = self.proc.stdout.readline() if ready else ""
-        if line:
-            return json.loads(line)
-        if self.proc.poll() is None:  # timed out: kill the worker and its children (iree-compile)
+        if not ready:  # timed out: kill the worker and its children (iree-compile)
             self.stop()
             return {"outcome": "hang", "message": f"no answer in {timeout:.0f} s"}
-        rc = self.proc.wait()
+        line = self.proc.stdout.readline()
+        if line:
+            return json.loads(line)
+        rc = self.proc.wait()  # end of file: the worker died
         stderr = self.proc.stderr.read()[-3000:]
         self.proc = None
         return {"outcome": "crash", "message": f"worker died (exit status {rc})", "traceback": stderr}
@@ -761,12 +761,17 @@ def _saved_job(folder: Path) -> dict:
     return dict(job, graph=str((folder / job["graph"]).resolve()))
 
 
+def _saved_timeout(folder: Path, default: float) -> float:
+    """A regression's own time limit (expect.timeout: a former hang need not wait the default)."""
+    return json.loads((folder / "job.json").read_text()).get("expect", {}).get("timeout", default)
+
+
 def replay_all(folders, memory_mb: int = 4096, timeout: float = 120.0) -> dict:
     """Run saved jobs (defect folders or regression tests) in one fresh worker: {folder name: result}."""
     with tempfile.TemporaryDirectory(prefix="hlobridge-fuzz-") as tmp:
         w = Worker(memory_mb, tmp)
         try:
-            return {Path(f).name: w.run(_saved_job(Path(f)), timeout) for f in folders}
+            return {Path(f).name: w.run(_saved_job(Path(f)), _saved_timeout(Path(f), timeout)) for f in folders}
         finally:
             w.stop()
 
