@@ -149,13 +149,17 @@ def _t_truncate(rng, g: TextGraph) -> str:
     return f"truncate at char {cut}"
 
 
+def _drop_or_duplicate(rng, g: TextGraph, start: int, end: int, what: str) -> str:
+    if rng.random() < 0.5:
+        del g.lines[start:end + 1]
+        return f"drop {what} (line {start + 1})"
+    g.lines[end + 1:end + 1] = g.lines[start:end + 1]
+    return f"duplicate {what} (line {start + 1})"
+
+
 def _t_line(rng, g: TextGraph) -> str:
     i = rng.randrange(len(g.lines))
-    if rng.random() < 0.5:
-        del g.lines[i]
-        return f"drop line {i + 1}"
-    g.lines.insert(i, g.lines[i])
-    return f"duplicate line {i + 1}"
+    return _drop_or_duplicate(rng, g, i, i, "line")
 
 
 def _t_block(rng, g: TextGraph) -> str:
@@ -163,13 +167,7 @@ def _t_block(rng, g: TextGraph) -> str:
     if not opens:
         return _t_line(rng, g)
     s = rng.choice(opens)
-    e = g.block_end(s)
-    what = g.lines[s].strip()
-    if rng.random() < 0.5:
-        del g.lines[s:e + 1]
-        return f"drop block '{what}' at line {s + 1}"
-    g.lines[e + 1:e + 1] = g.lines[s:e + 1]
-    return f"duplicate block '{what}' at line {s + 1}"
+    return _drop_or_duplicate(rng, g, s, g.block_end(s), f"block '{g.lines[s].strip()}'")
 
 
 def _t_op(rng, g: TextGraph) -> str:

@@ -21,7 +21,7 @@ import fuzz_graphs  # noqa: E402
 
 REGRESSIONS = Path(__file__).parent / "fuzz_regressions"
 CASES = sorted(p.parent for p in REGRESSIONS.glob("*/job.json"))
-SHORT_SEED, SHORT_COUNT = 15, 300
+SHORT_SEED, SHORT_COUNT = 15, 400
 
 # Issue 15 parts 1, 2 and 4 (validation before infer, size limits, feed checks) are not merged
 # yet, and the short run still meets their defects. Remove this mark when they land.
