@@ -18,6 +18,7 @@ from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
 import fuzz_graphs  # noqa: E402
+import fuzz_mutators  # noqa: E402
 
 REGRESSIONS = Path(__file__).parent / "fuzz_regressions"
 CASES = sorted(p.parent for p in REGRESSIONS.glob("*/job.json"))
@@ -39,15 +40,15 @@ def test_short_seeded_run_finds_no_defect(shared_graphs, tmp_path):
 
 
 def test_mutants_are_a_function_of_seed_and_index(shared_graphs):
-    corpus = fuzz_graphs.load_corpus()
-    a, b = (fuzz_graphs.make_mutant(3, 41, corpus) for _ in range(2))
+    corpus = fuzz_mutators.load_corpus()
+    a, b = (fuzz_mutators.make_mutant(3, 41, corpus) for _ in range(2))
     assert (a.data, a.mutations, a.tools) == (b.data, b.mutations, b.tools)
-    assert fuzz_graphs.make_mutant(3, 42, corpus).data != a.data
+    assert fuzz_mutators.make_mutant(3, 42, corpus).data != a.data
 
 
 def test_binary_wire_tree_round_trips(shared_graphs):
     data = (shared_graphs / "cnn_infer_bn" / "graph.pb").read_bytes()
-    assert fuzz_graphs.write_wire(fuzz_graphs.parse_wire(data)) == data
+    assert fuzz_mutators.write_wire(fuzz_mutators.parse_wire(data)) == data
 
 
 def test_worker_reports_hangs_and_crashes_without_dying(tmp_path):
