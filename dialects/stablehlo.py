@@ -84,7 +84,7 @@ def dense_attr(array: np.ndarray, dtype=None) -> ir.DenseElementsAttr:
     dtype = np.dtype(dtype if dtype is not None else array.dtype)
     array = np.asarray(array).astype(dtype, order="C")  # (ascontiguousarray would make 0-d 1-d)
     ttype = tensor_type(array.shape, dtype)
-    if array.size and (array == array.flat[0]).all() and dtype.kind != "b":
+    if array.size and (array == array.flat[0]).all() and dtype.kind not in "bc":
         return ir.DenseElementsAttr.get_splat(ttype, _scalar_attr(array.flat[0], dtype))
     if dtype == np.bool_:
         return ir.DenseElementsAttr.get(array.astype(np.bool_), type=ir.IntegerType.get_signless(1),
@@ -98,6 +98,8 @@ def dense_attr(array: np.ndarray, dtype=None) -> ir.DenseElementsAttr:
 
 def _scalar_attr(value, dtype) -> ir.Attribute:
     et = element_type(dtype)
+    if np.dtype(dtype).kind == "c":  # IntegerAttr.get of a complex type segfaults the process
+        raise TypeError(f"no scalar attribute of dtype {dtypes.name(dtype)}: build complex constants densely")
     if dtypes.is_floating(dtype):
         return ir.FloatAttr.get(et, float(value))
     if dtype == np.bool_:
@@ -116,6 +118,8 @@ def constant(array, dtype=None) -> Value:
 
 def splat(value, shape: Sequence[int], dtype) -> Value:
     """stablehlo.constant of `shape`, every element the scalar `value` as `dtype`."""
+    if np.dtype(dtype).kind == "c":  # no complex scalar attribute in the bindings: a dense one
+        return constant(np.full(list(shape), value, dtype))
     attr = ir.DenseElementsAttr.get_splat(tensor_type(shape, dtype), _scalar_attr(value, dtype))
     return _one("stablehlo.constant", [], attrs={"value": attr})
 
@@ -126,8 +130,13 @@ def scalar_like(value, v: Value) -> Value:
     et = ttype.element_type
     if isinstance(et, ir.FloatType):
         attr = ir.FloatAttr.get(et, float(value))
-    else:
+    elif isinstance(et, ir.ComplexType):  # IntegerAttr.get of a complex type segfaults the process
+        dtype = np.complex64 if str(et.element_type) == "f32" else np.complex128
+        return constant(np.full(list(ttype.shape), value, dtype))
+    elif isinstance(et, ir.IntegerType):
         attr = ir.IntegerAttr.get(et, int(value))
+    else:
+        raise TypeError(f"no scalar constant of element type {et}")
     return _one("stablehlo.constant", [], attrs={"value": ir.DenseElementsAttr.get_splat(ttype, attr)})
 
 

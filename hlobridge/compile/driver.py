@@ -113,6 +113,10 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
     in_refs, out_refs = resolve_io(graph, inputs, outputs)
     feeds = input_specs(graph, in_refs, input_shapes)
     needed = graph.ancestors([r.node for r in out_refs], stop=[r.node for r in in_refs if r in feeds])
+    unused = [str(r) for r in in_refs if r not in feeds and r.node not in needed]
+    if unused:  # an intermediate tensor gets its spec from inference, which only sees what is needed
+        raise HlobridgeError(f"input(s) {', '.join(unused)} are not read by the outputs "
+                             f"({', '.join(map(str, out_refs))}); leave them out of --inputs")
     functions = FunctionRunner(library_of(graph), None)  # folds through If/While bodies, as TF does
     specs = infer_specs(graph, needed, feeds, functions)
     if dump.wants("graph"):

@@ -133,7 +133,12 @@ class FunctionLibrary:
         graph = Graph(nodes, None, where, self)
         rets = [self._body_ref(fdef.ret[a.name], ops_of, where, f"return '{a.name}'")
                 if a.name in fdef.ret else _missing_ret(where, a.name) for a in sig.output_arg]
-        control_rets = [fdef.control_ret[c] for c in sig.control_output]
+        control_rets = [fdef.control_ret[c] if c in fdef.control_ret else _missing_ret(where, c)
+                        for c in sig.control_output]
+        missing = [str(r) for r in rets if r.node not in graph.nodes] + \
+            [f"^{c}" for c in control_rets if c not in graph.nodes]
+        if missing:
+            raise GraphError(f"{where}: returns {', '.join(missing)}, but the body has no such node")
         fn = FunctionGraph(sig.name, graph, args, rets, control_rets, sig.is_stateful)
         return inline_function_calls(fn, self)
 
@@ -142,6 +147,8 @@ class FunctionLibrary:
         parts = name.split(":")
         if len(parts) == 1:
             return TensorRef(name, 0)
+        if not parts[-1].isdigit() or len(parts) > 3:
+            raise GraphError(f"{where}: '{user}' reads '{name}', which is not 'node:output_arg:index'")
         if len(parts) == 2:
             return TensorRef(parts[0], int(parts[1]))
         node, out_arg, index = parts[0], parts[1], int(parts[2])
@@ -175,7 +182,7 @@ def _arg_shape(fdef, i: int):
 
 
 def _missing_ret(where: str, name: str):
-    raise GraphError(f"{where}: output arg '{name}' has no entry in the function's ret map")
+    raise GraphError(f"{where}: output '{name}' has no entry in the function's ret map")
 
 
 def _is_call(node: Node, library: FunctionLibrary) -> bool:

@@ -37,7 +37,7 @@ from ..frontend.graph import Graph, TensorRef
 from ..lowering.driver import lower_to_stablehlo
 from ..spec import TensorSpec
 from .host import to_host
-from .module import LoadedModule
+from .module import LoadedModule, invoke_or_raise
 
 
 @dataclass
@@ -121,7 +121,8 @@ class ClusterLaunch:
                 step.run(values, env)
             return
         variables = [env.variables.read(values[r], self.name) for r in exe.resource_args]
-        results = exe.invoke(*args, *variables)
+        results = invoke_or_raise(exe.invoke, [*args, *variables],
+                                  f"cluster '{self.name}' ({len(self.nodes)} nodes)")
         if not isinstance(results, tuple):
             results = () if results is None else (results,)
         n = exe.n_outputs

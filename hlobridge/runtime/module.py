@@ -51,6 +51,16 @@ def cuda_available() -> bool:
         return False
 
 
+def invoke_or_raise(invoke, args, what: str):
+    """invoke(*args); an IREE runtime failure (an allocation the device refuses, ...) becomes an
+    HlobridgeError naming `what`, with IREE's first line."""
+    try:
+        return invoke(*args)
+    except RuntimeError as e:
+        first = (str(e).strip("'\" \n").splitlines() or [type(e).__name__])[0]
+        raise HlobridgeError(f"{what} failed on the device: {first.strip(chr(39))}") from None
+
+
 class CompiledFunction:
     """One exported function with its signature; callable with numpy arrays or DeviceArrays."""
 
@@ -98,7 +108,7 @@ class CompiledFunction:
 
     def call_device(self, *args):
         """Call and keep results on the device (DeviceArrays), for chaining calls."""
-        results = self.invoke(*self._check(args))
+        results = invoke_or_raise(self.invoke, self._check(args), f"{self.name}()")
         return results if isinstance(results, tuple) else (results,)
 
     def __call__(self, *args):

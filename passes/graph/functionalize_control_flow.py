@@ -42,6 +42,7 @@ def functionalize(graph: Graph) -> Graph:
     pass does not recognise."""
     if not any(n.op in FRAME_OPS | SWITCH_OPS for n in graph.nodes.values()):
         return graph
+    _check_arity(graph)
     library = library_of(graph)
     nodes = dict(graph.nodes)
     while True:
@@ -52,6 +53,24 @@ def functionalize(graph: Graph) -> Graph:
         _LoopRewrite(nodes, frame, enters, library).run()
     functionalize_conds(nodes, library, graph.source)
     return Graph(nodes.values(), graph.library, graph.source, library)
+
+
+# Data inputs of the v1 control-flow ops: exact counts (Merge: at least one).
+_ARITY = {**{op: 2 for op in SWITCH_OPS}, **{op: 1 for op in FRAME_OPS}}
+
+
+def _check_arity(graph: Graph) -> None:
+    """The pass and deadness() read Switch predicates and frame names without checking:
+    a malformed v1 control-flow node is a GraphError naming it, before they run."""
+    for n in graph.nodes.values():
+        want = _ARITY.get(n.op)
+        if want is not None and len(n.inputs) != want:
+            raise GraphError(f"{graph.source}: node '{n.name}' ({n.op}) needs {want} data input(s), "
+                             f"has {len(n.inputs)}")
+        if n.op in MERGE_OPS and not n.inputs:
+            raise GraphError(f"{graph.source}: node '{n.name}' ({n.op}) has no data inputs")
+        if n.op in ("Enter", "RefEnter") and not isinstance(n.attrs.get("frame_name"), str):
+            raise GraphError(f"{graph.source}: node '{n.name}' ({n.op}) needs a string attr 'frame_name'")
 
 
 def _frames(nodes: dict) -> dict[str, list[str]]:
