@@ -22,7 +22,7 @@ from iree.compiler.dialects import func
 from hlobridge.dialects import stablehlo as hlo
 
 from .. import dtypes
-from ..errors import LoweringError, UnsupportedOpsError
+from ..errors import HlobridgeError, LoweringError, UnsupportedOpsError
 from ..frontend.graph import Graph, TensorRef
 from ..ops import registry, typesets
 from ..ops.traced import Traced
@@ -209,7 +209,17 @@ class _FunctionBuilder:
         return self.value(ref)
 
     def lower_node(self, name: str) -> None:
+        """Emit the node's StableHLO at the insertion point. Whatever goes wrong inside a rule
+        (a node it was not written for) is a LoweringError naming the node."""
         node = self.graph.nodes[name]
+        try:
+            self._lower_node(name, node)
+        except HlobridgeError:
+            raise
+        except Exception as e:  # noqa: BLE001  (TypeError, ValueError, MLIRError, IndexError, ...)
+            raise LoweringError(f"node '{name}' ({node.op}): lowering failed: {e or type(e).__name__}") from e
+
+    def _lower_node(self, name: str, node) -> None:
         entry = registry.lookup(node.op)
         in_specs = [self.specs[r] for r in node.inputs]
         out_specs = self.node_outputs.get(name, [])
@@ -224,10 +234,7 @@ class _FunctionBuilder:
             raise LoweringError(f"node '{name}' ({node.op}): {undeclared}")
         with ir.Location.name(name):
             operands = [self.operand(entry, i, r) for i, r in enumerate(node.inputs)]
-            try:
-                results = registry.as_list(entry.lower(ctx, *operands))
-            except (TypeError, ValueError, ir.MLIRError) as e:
-                raise LoweringError(f"node '{name}' ({node.op}): lowering failed: {e}") from e
+            results = registry.as_list(entry.lower(ctx, *operands))
         for i, (v, spec) in enumerate(zip(results, out_specs)):
             if v is None:
                 continue

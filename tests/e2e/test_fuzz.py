@@ -24,13 +24,6 @@ REGRESSIONS = Path(__file__).parent / "fuzz_regressions"
 CASES = sorted(p.parent for p in REGRESSIONS.glob("*/job.json"))
 SHORT_SEED, SHORT_COUNT = 15, 400
 
-# Issue 15 parts 1, 2 and 4 (validation before infer, size limits, feed checks) are not merged
-# yet, and the short run still meets their defects. Remove this mark when they land.
-CORE_FIXES_PENDING = True
-
-
-@pytest.mark.xfail(CORE_FIXES_PENDING, strict=True,
-                   reason="issue 15 parts 1/2/4: op arity/attr validation, size limits, feed checks")
 def test_short_seeded_run_finds_no_defect(shared_graphs, tmp_path):
     summary = fuzz_graphs.fuzz(SHORT_SEED, SHORT_COUNT, workers=1, timeout=30, out=tmp_path)
     counts = summary["mutants"]
