@@ -12,16 +12,14 @@ the README's "Differential testing").
 
 import gzip
 import os
-import warnings
 from pathlib import Path
 
 import pytest
 
-from hlobridge.errors import JitFallbackWarning
 from hlobridge.frontend.proto import schema
 from hlobridge.runtime.session import Session
 
-from tests.corpus import Case, check_inference, judge_training, run_training
+from tests.corpus import Case, check_case
 from tests.conftest import TESTS
 
 CASES_DIR = Path(os.environ.get("HLOBRIDGE_RANDOM_GRAPHS", TESTS / "random_graphs"))
@@ -48,12 +46,7 @@ def run_case(case: Case, jit: str) -> Session:
     # variable reads do not each compile a one-op cluster.
     session = Session(load_graph_def(case), jit=jit, cache_dir=False,
                       **({"min_cluster_size": 1} if jit == "auto" and not train else {}))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", JitFallbackWarning)
-        if case.meta["kind"] == "train":
-            judge_training(case, run_training(case, session))
-        else:
-            check_inference(case, session)
+    check_case(case, session)
     return session
 
 
