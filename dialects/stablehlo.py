@@ -292,6 +292,8 @@ def dot_general(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *,
                 precision: str = "DEFAULT") -> Value:
     """stablehlo.dot_general with the given batch and contracting dims; the caller gives the
     result shape and dtype, and `precision` applies to both operands (default DEFAULT)."""
+    if 0 in [shape_of(lhs)[d] for d in lhs_contract] and 0 not in out_shape:
+        return splat(0, out_shape, dtype)  # an empty sum; iree-compile 3.13 crashes (SIGFPE) on it
     def dims(name, values):
         return f"{name} = [{', '.join(str(int(v)) for v in values)}]"
     parts = []
