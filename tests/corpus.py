@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from hlobridge.errors import HlobridgeError
+from hlobridge.errors import HlobridgeError, JitFallbackWarning
 
 
 @dataclass
@@ -173,3 +174,14 @@ def check_expected_error(case: "Case", run: dict, session, feeds: dict) -> None:
     else:
         raise AssertionError(f"{what}: ran without error; TensorFlow fails with {message!r} "
                              f"({run.get('expected_error_type', 'an error')})")
+
+
+def check_case(case: "Case", session) -> None:
+    """The case's protocol (training or inference) on a Session, judged by the corpus rules; a
+    cluster that fails to compile (a JitFallbackWarning, which TF would swallow) fails it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        if case.meta["kind"] == "train":
+            judge_training(case, run_training(case, session))
+        else:
+            check_inference(case, session)

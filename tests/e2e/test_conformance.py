@@ -10,15 +10,13 @@ graph.pbtxt and "off" graph.pb, so both readers meet every graph.
 """
 
 import json
-import warnings
 from pathlib import Path
 
 import pytest
 
-from hlobridge.errors import JitFallbackWarning
 from hlobridge.runtime.session import Session
 
-from tests.corpus import Case, check_inference, judge_training, run_training
+from tests.corpus import Case, check_case
 from tests.conftest import TESTS
 
 CONFORMANCE = TESTS / "conformance"
@@ -57,12 +55,7 @@ def _session(case, jit):
 def test_conformance_case(name, jit):
     case = Case.load(CONFORMANCE / name)
     session = _session(case, jit)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", JitFallbackWarning)
-        if case.meta["kind"] == "train":
-            judge_training(case, run_training(case, session))
-        else:
-            check_inference(case, session)
+    check_case(case, session)
     if jit == "auto":
         compiled = [e for e in session.compile_events if e.source != "fallback"]
         assert compiled, f"{name}: jit='auto' compiled no cluster; every op ran on its reference kernel"
