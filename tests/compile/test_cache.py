@@ -13,23 +13,16 @@ import pytest
 from hlobridge.compile.cache import CompileCache, MemoryCache
 from hlobridge.compile.options import CompileOptions
 from hlobridge.errors import CacheWarning
+from tests.conftest import ROOT
 
 MODULE = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> { %0 = stablehlo.add %a, %a : tensor<4xf32>\n return %0 : tensor<4xf32> }"
 
 KILLED_WHILE_WRITING = textwrap.dedent("""
-    import os, signal, sys
+    import os, sys
     from hlobridge.compile import cache
+    from tests.kill_midway import DyingFile
     real_fdopen = os.fdopen
-
-    class Dying:
-        def __init__(self, f): self.f = f
-        def __enter__(self): return self
-        def __exit__(self, *a): pass
-        def write(self, data):
-            self.f.write(data[: len(data) // 2]); self.f.flush()
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    cache.os.fdopen = lambda fd, mode: Dying(real_fdopen(fd, mode))
+    cache.os.fdopen = lambda fd, mode: DyingFile(real_fdopen(fd, mode))
     cache.CompileCache(sys.argv[1], memory=cache.MemoryCache()).get_or_compile(sys.argv[2], cache.CompileOptions())
 """)
 
@@ -39,7 +32,8 @@ def _cache(directory):
 
 
 def test_a_process_killed_while_writing_leaves_nothing_a_later_run_trusts(tmp_path):
-    proc = subprocess.run([sys.executable, "-c", KILLED_WHILE_WRITING, str(tmp_path), MODULE], capture_output=True)
+    proc = subprocess.run([sys.executable, "-c", KILLED_WHILE_WRITING, str(tmp_path), MODULE], capture_output=True,
+                          cwd=ROOT)
     assert proc.returncode == -9
     assert [p.name for p in tmp_path.iterdir() if not p.name.startswith(".tmp-")] == []
     vmfb, source = _cache(tmp_path).get_or_compile(MODULE, CompileOptions())
