@@ -122,8 +122,9 @@ class CompileCache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".vmfb")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data + _SEAL + hashlib.sha256(data).digest())
+            with os.fdopen(fd, "wb") as f:  # the binary, then its seal (no copy of a large vmfb)
+                f.write(data)
+                f.write(_SEAL + hashlib.sha256(data).digest())
             os.replace(tmp, path)
         except OSError as e:  # a read-only or full disk costs only warm starts
             if tmp is not None and os.path.exists(tmp):

@@ -97,7 +97,8 @@ class ResourceAccess:
 class FunctionLowering:
     """`ctx.functions` (ops.calls.Functions) for lowering rules: a called function's body,
     built at the current insertion point (inside a stablehlo.case / while region) from the
-    given operands. `shapes` infers bodies (and may fold them); lowering runs none."""
+    given operands. `shapes` (any ops.calls.Functions: shape inference's, or the interpreter's,
+    which also folds) infers bodies; lowering runs none."""
 
     def __init__(self, library, shapes=None):
         self.library = library
@@ -267,8 +268,7 @@ def lower_to_stablehlo(graph: Graph, specs: dict, inputs: list[TensorRef], outpu
     inference used: ops.calls.Functions) infers and folds the bodies of If/While/Case.
     """
     nodes = needed_nodes(graph, inputs, outputs) if nodes is None else nodes
-    shapes = getattr(functions, "shapes", functions)
-    builder = _FunctionBuilder(graph, specs, inputs, resources, FunctionLowering(library_of(graph), shapes))
+    builder = _FunctionBuilder(graph, specs, inputs, resources, FunctionLowering(library_of(graph), functions))
     unsupported = [(n, graph.nodes[n].op) for n in nodes
                    if not registry.lookup(graph.nodes[n].op).compiles and not builder.is_constant(n)]
     if unsupported:

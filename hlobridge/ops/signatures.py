@@ -61,12 +61,6 @@ def check_node(node) -> None:
         raise GraphError(f"{where}: takes {expected} input(s) ({names}), has {len(node.inputs)}")
 
 
-def output_count(node) -> int | None:
-    """How many outputs `node` has by its op's signature (None: unknown)."""
-    sig = signatures().get(node.op)
-    return None if sig is None else _arg_count(sig["outputs"], node.attrs)
-
-
 def _arg_count(args: list, attrs: dict) -> int | None:
     """Sum of the args' sizes: 1, an int attr's value, or a type list's length (None if an attr
     that sizes an arg is absent)."""

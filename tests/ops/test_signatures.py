@@ -8,7 +8,7 @@ from hlobridge import GraphError, ShapeInferenceError, dtypes
 from hlobridge.analysis.shape_inference import infer_specs
 from hlobridge.frontend.graph_builder import GraphBuilder
 from hlobridge.ops import REGISTRY
-from hlobridge.ops.signatures import output_count, signatures
+from hlobridge.ops.signatures import signatures
 
 F32 = np.dtype(np.float32)
 
@@ -60,12 +60,3 @@ def test_a_rule_that_still_fails_names_its_node(monkeypatch):
 def test_every_registered_op_has_a_tensorflow_signature():
     # when this fails, an op was added: rerun tools/extract_tf_op_signatures.py (its docstring)
     assert sorted(set(REGISTRY) - set(signatures())) == []
-
-
-def test_output_counts_follow_variadic_attrs():
-    b = GraphBuilder()
-    x = b.placeholder("x", np.float32, (2,))
-    b.op("IdentityN", [x, x], name="ids", T=[F32, F32], num_outputs=2)
-    b.op("Unpack", [b.placeholder("m", np.float32, (3, 2))], name="rows", T=F32, num=3, axis=0, num_outputs=3)
-    graph = b.graph()
-    assert output_count(graph.nodes["ids"]) == 2 and output_count(graph.nodes["rows"]) == 3
