@@ -257,7 +257,7 @@ def case_sliced(out: Path) -> None:
         v1.set_random_seed(11)
         v1.get_variable("emb", (10, 3), partitioner=v1.fixed_size_partitioner(3))
         v1.get_variable("cols", (2, 7), partitioner=lambda shape, dtype: [1, 2])
-        saver = v1.train.Saver(sharded=False)
+        saver = v1.train.Saver(sharded=False, save_relative_paths=True)
         with v1.Session(graph=g) as sess:
             sess.run(v1.global_variables_initializer())
             prefix = saver.save(sess, str(out / "ckpt" / "sliced"), write_meta_graph=False)
@@ -284,8 +284,8 @@ def case_train_graph(out: Path) -> None:
         loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y), name="loss")
         train = v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step, name="train")
         bump = tf.group(v1.assign_add(h, np.array([0.5, 0.5], np.float16)), name="bump_half")
-        saver = v1.train.Saver(sharded=False)                     # save/...
-        sharded = v1.train.Saver(sharded=True, name="save_sharded")  # save_sharded/...
+        saver = v1.train.Saver(sharded=False, save_relative_paths=True)  # save/...
+        sharded = v1.train.Saver(sharded=True, name="save_sharded", save_relative_paths=True)  # save_sharded/...
         init = v1.global_variables_initializer()
         xs = rng.standard_normal((8, 3)).astype(np.float32)
         ys = xs @ np.array([[1.0], [-2.0], [0.5]], np.float32) + 0.3
