@@ -510,3 +510,11 @@ def while_(inits: Sequence[Value], cond: Callable, body: Callable) -> list[Value
         with ir.InsertionPoint(block):
             _create("stablehlo.return", list(build(*block.arguments)), [])
     return list(op.results)
+
+
+def assert_(pred: Value, message: str) -> None:
+    """Fail the call at run time with `message` unless the scalar tensor<i1> `pred` holds
+    (`tensor.extract` + `cf.assert`: IREE evaluates it on the host and the invocation fails
+    with FAILED_PRECONDITION and the message; there is no StableHLO op for this)."""
+    flag = _one("tensor.extract", [pred], [ir.IntegerType.get_signless(1)])
+    _create("cf.assert", [flag], [], {"msg": ir.StringAttr.get(message)})

@@ -20,8 +20,9 @@ import numpy as np
 
 from hlobridge.dialects import stablehlo as hlo
 
-from .. import dtypes
-from ..errors import AssertionFailedError
+from .. import dtypes, limits
+from ..analysis.loop_bounds import counted_conditions
+from ..errors import AssertionFailedError, ResourceLimitError
 from ..spec import TensorSpec
 from .kinds import DEAD
 from .registry import register
@@ -177,20 +178,78 @@ def _while_infer(ctx):
 def _while_kernel(ctx, *args):
     values = list(args)
     cond, body = ctx.attr("cond"), ctx.attr("body")
+    limit, counted = limits.max_loop_iterations(), _counted(ctx)
+    if counted and not any(_distance(c, values) < c.distance_bound(limit) for c in counted):
+        raise ResourceLimitError(limits.loop_limit_message(_where(ctx), limit))
+    iterations = 0
     while to_bool(ctx.functions.call(cond, values)[0]):
+        iterations += 1
+        limits.check_loop_iterations(iterations, _where(ctx))
         values = ctx.functions.call(body, values)
     return values
 
 
+def _counted(ctx) -> list:
+    """The loop's counted conditions on scalar variables (analysis/loop_bounds.py)."""
+    library = ctx.functions.library
+    return [c for c in counted_conditions(library.get(ctx.attr("cond")), library.get(ctx.attr("body")))
+            if all(ctx.inputs[i].shape == () for i in (c.counter, c.bound) if i is not None)]
+
+
+def _distance(c, values) -> float:
+    """A counted condition's distance to go, from the loop variables' values."""
+    start = float(values[c.counter])
+    bound = float(values[c.bound]) if c.bound is not None else float(c.bound_value)
+    return bound - start if c.rising else start - bound
+
+
+def _where(ctx) -> str:
+    return f"node '{ctx.name}' ({ctx.op})"
+
+
 def _while_lower(ctx, *args):
-    _result_types(ctx)  # every loop variable needs a static shape
+    """stablehlo.while, bounded by the iteration limit (limits.py): a counted loop checks its
+    trip count once before it starts, any other loop counts its iterations in its condition
+    (analysis/loop_bounds.py says why)."""
+    _result_types(ctx)
     specs = ctx.outputs
+    cond_fn, body_fn = ctx.attr("cond"), ctx.attr("body")
 
     def cond(*values):
-        (pred,) = ctx.functions.lower(ctx.attr("cond"), list(values), specs)
-        return _pred_i1(ctx, pred, ctx.functions.infer(ctx.attr("cond"), specs)[0])
+        (pred,) = ctx.functions.lower(cond_fn, list(values), specs)
+        return _pred_i1(ctx, pred, ctx.functions.infer(cond_fn, specs)[0])
 
-    return hlo.while_(list(args), cond, lambda *values: ctx.functions.lower(ctx.attr("body"), list(values), specs))
+    def body(*values):
+        return ctx.functions.lower(body_fn, list(values), specs)
+
+    limit = limits.compiled_loop_limit()
+    message = limits.DEVICE_LIMIT_MARK + limits.loop_limit_message(_where(ctx), limit)
+    counted = _counted(ctx)
+    if counted:
+        hlo.assert_(_within_trip_limit(counted, args, limit), message)
+        return hlo.while_(list(args), cond, body)
+    counter = hlo.constant(np.int32(0))
+    results = hlo.while_(
+        [*args, counter],
+        lambda *v: hlo.binary("and", cond(*v[:-1]), hlo.compare("LE", v[-1], hlo.constant(np.int32(limit)))),
+        lambda *v: [*body(*v[:-1]), hlo.add(v[-1], hlo.constant(np.int32(1)))])
+    hlo.assert_(hlo.compare("LE", results[-1], hlo.constant(np.int32(limit))), message)
+    return results[:-1]
+
+
+def _within_trip_limit(counted, args, limit: int):
+    """tensor<i1>: some counted condition ends the loop within `limit` iterations (distances
+    in float64, where no int32 or int64 difference overflows)."""
+    def f64(value):
+        return hlo.convert(value, np.float64)
+    ok = None
+    for c in counted:
+        start = f64(args[c.counter])
+        bound = f64(args[c.bound]) if c.bound is not None else hlo.constant(np.float64(c.bound_value))
+        distance = hlo.subtract(bound, start) if c.rising else hlo.subtract(start, bound)
+        within = hlo.compare("LT", distance, hlo.constant(np.float64(c.distance_bound(limit))))
+        ok = within if ok is None else hlo.binary("or", ok, within)
+    return ok
 
 
 for _op, _stateful in (("If", True), ("StatelessIf", False)):

@@ -76,7 +76,8 @@ def run_step(step: NodeStep, values: dict, variables, functions=None) -> None:
     try:
         results = registry.as_list(entry.kernel(ctx, *args))
     except HlobridgeError as e:
-        if functions is not None and ctx.functions is not None and _runs_functions(node):
+        if (functions is not None and ctx.functions is not None and _runs_functions(node)
+                and not str(e.args[0]).startswith(f"node '{name}'")):  # an error of the node itself
             e.args = (f"{e.args[0]}\n  in node '{name}' ({node.op})",) + e.args[1:]
         raise
     except Exception as e:  # a kernel failing on real data: name the node

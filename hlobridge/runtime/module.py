@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import iree.runtime as rt
 
-from .. import dtypes
+from .. import dtypes, limits
 from ..errors import HlobridgeError, InputError
 from .host import to_host
 from ..lowering.signature import SIGNATURE_KEY, Signature
@@ -53,10 +53,14 @@ def cuda_available() -> bool:
 
 def invoke_or_raise(invoke, args, what: str):
     """invoke(*args); an IREE runtime failure (an allocation the device refuses, ...) becomes an
-    HlobridgeError naming `what`, with IREE's first line."""
+    HlobridgeError naming `what`, with IREE's first line; a limit the compiled code checks (a
+    While's iterations) becomes the ResourceLimitError it names."""
     try:
         return invoke(*args)
     except RuntimeError as e:
+        limit = limits.device_limit_error(str(e))
+        if limit is not None:
+            raise limit from None
         first = (str(e).strip("'\" \n").splitlines() or [type(e).__name__])[0]
         raise HlobridgeError(f"{what} failed on the device: {first.strip(chr(39))}") from None
 

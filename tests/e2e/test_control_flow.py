@@ -11,7 +11,8 @@ import pytest
 
 import hlobridge
 from hlobridge.compile import driver as compiler
-from hlobridge.errors import AssertionFailedError, GraphError
+from hlobridge import flags
+from hlobridge.errors import AssertionFailedError, GraphError, ResourceLimitError
 from hlobridge.frontend.graph_builder import GraphBuilder
 
 from tests.corpus import Case, assert_matches
@@ -142,6 +143,55 @@ def test_while_lowers_to_stablehlo_while():
     model = compiler.compile_graph(_loop_graph(), input_shapes={"x": (3,)}, outputs=["acc:0"]).load("cpu")
     x = np.arange(3, dtype=F32)
     np.testing.assert_array_equal(model.run({"x:0": x, "n:0": np.int32(4)})["acc:0"], _loop_reference(x, 4))
+
+
+def _doubling_graph():
+    """while acc < bound: acc = acc * 2 + 1; a loop with no counter (float), so it counts its
+    own iterations against the limit."""
+    b = GraphBuilder()
+    bound = b.placeholder("bound", F32, [])
+
+    def cond(f, acc, limit):
+        return [(f.op("Less", [acc, limit], T=np.dtype(F32)), np.bool_)]
+
+    def body(f, acc, limit):
+        doubled = f.op("Mul", [acc, f.const("two", 2.0, F32)], T=np.dtype(F32))
+        return [(f.op("AddV2", [doubled, f.const("one", 1.0, F32)], T=np.dtype(F32)), F32), (limit, F32)]
+
+    args = {"acc": F32, "limit": F32}
+    outs = b.op("StatelessWhile", [b.const("zero", 0.0, F32), bound], name="loop", num_outputs=2,
+                T=[np.dtype(F32)] * 2, cond=b.function("dcond", args, cond), body=b.function("dbody", args, body))
+    b.op("Identity", [outs[0]], name="acc", T=np.dtype(F32))
+    return b.graph()
+
+
+def _runners(graph, feeds_shapes):
+    """Ways a user runs a loop: reference kernels, the JIT, a compiled module on both CPU drivers."""
+    yield "off", hlobridge.Session(graph, jit="off", cache_dir=False).run
+    yield "auto", hlobridge.Session(graph, jit="auto", min_cluster_size=1, cache_dir=False).run
+    compiled = compiler.compile_graph(graph, input_shapes=feeds_shapes, outputs=["acc:0"])
+    for device in ("cpu", "cpu-task"):
+        model = compiled.load(device)
+        yield device, lambda fetch, feeds: model.run(feeds)[fetch]
+
+
+@pytest.mark.parametrize("graph, shapes, feeds, ok, over", [
+    (_loop_graph, {"x": (3,)}, lambda n: {"x:0": np.zeros(3, F32), "n:0": np.int32(n)}, 10, 11),  # counted
+    (_doubling_graph, {}, lambda n: {"bound:0": np.float32(n)}, 1023, 1024),  # 10 and 11 iterations
+], ids=["counted", "uncounted"])
+def test_a_loop_over_the_iteration_limit_is_an_error_naming_the_node(graph, shapes, feeds, ok, over, monkeypatch):
+    monkeypatch.setenv("HLOBRIDGE_FLAGS", "--max-loop-iterations=10")
+    flags.from_environment.cache_clear()
+    try:
+        for how, run in _runners(graph(), shapes):
+            run("acc:0", feeds(ok))
+            with pytest.raises(ResourceLimitError) as err:
+                run("acc:0", feeds(over))
+            assert str(err.value).startswith("node 'loop' (StatelessWhile): the loop runs more than 10 "
+                                             "iterations, the limit (raise it with HLOBRIDGE_FLAGS"), how
+            assert "\n" not in str(err.value), how
+    finally:
+        flags.from_environment.cache_clear()
 
 
 def _branch_graph(op: str):
