@@ -518,3 +518,14 @@ def assert_(pred: Value, message: str) -> None:
     with FAILED_PRECONDITION and the message; there is no StableHLO op for this)."""
     flag = _one("tensor.extract", [pred], [ir.IntegerType.get_signless(1)])
     _create("cf.assert", [flag], [], {"msg": ir.StringAttr.get(message)})
+
+
+def fresh_copy(x: Value) -> Value:
+    """`x` in a buffer of its own: x + optimization_barrier(0) (`or` for i1), which no folder
+    removes. IREE 3.13 on its async CPU driver frees a While's loop-carried buffer after the
+    loop; when the loop runs zero times that is the initial value's buffer, still in use as a
+    result (docs/design.md, "Functions and control flow"): the loop gets a copy of its initial value instead."""
+    et = element_type_of(x)
+    is_bool = isinstance(et, ir.IntegerType) and ir.IntegerType(et).width == 1
+    zero = _one("stablehlo.optimization_barrier", [scalar_like(0, x)])
+    return binary("or" if is_bool else "add", x, zero)

@@ -17,6 +17,7 @@ recognises into `If`, which compiles.
 from __future__ import annotations
 
 import numpy as np
+from iree.compiler import ir
 
 from hlobridge.dialects import stablehlo as hlo
 
@@ -210,7 +211,8 @@ def _where(ctx) -> str:
 def _while_lower(ctx, *args):
     """stablehlo.while, bounded by the iteration limit (limits.py): a counted loop checks its
     trip count once before it starts, any other loop counts its iterations in its condition
-    (analysis/loop_bounds.py says why)."""
+    (analysis/loop_bounds.py says why). The loop starts from copies of its initial values
+    (hlo.fresh_copy says why)."""
     _result_types(ctx)
     specs = ctx.outputs
     cond_fn, body_fn = ctx.attr("cond"), ctx.attr("body")
@@ -225,16 +227,23 @@ def _while_lower(ctx, *args):
     limit = limits.compiled_loop_limit()
     message = limits.DEVICE_LIMIT_MARK + limits.loop_limit_message(_where(ctx), limit)
     counted = _counted(ctx)
+    inits = [hlo.fresh_copy(v) if _computed(v) else v for v in args]
     if counted:
         hlo.assert_(_within_trip_limit(counted, args, limit), message)
-        return hlo.while_(list(args), cond, body)
+        return hlo.while_(inits, cond, body)
     counter = hlo.constant(np.int32(0))
     results = hlo.while_(
-        [*args, counter],
+        [*inits, counter],
         lambda *v: hlo.binary("and", cond(*v[:-1]), hlo.compare("LE", v[-1], hlo.constant(np.int32(limit)))),
         lambda *v: [*body(*v[:-1]), hlo.add(v[-1], hlo.constant(np.int32(1)))])
     hlo.assert_(hlo.compare("LE", results[-1], hlo.constant(np.int32(limit))), message)
     return results[:-1]
+
+
+def _computed(value) -> bool:
+    """Whether `value` is computed in this function (not an argument, not a constant)."""
+    owner = value.owner
+    return not isinstance(owner, ir.Block) and owner.name != "stablehlo.constant"
 
 
 def _within_trip_limit(counted, args, limit: int):
