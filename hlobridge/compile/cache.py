@@ -1,8 +1,10 @@
 """Compiled clusters, cached in memory and on disk, keyed by what determines the binary.
 
-The key is a hash of the StableHLO text (which spells out every argument's dtype and
-shape and every constant the compile saw), the IREE flags and the IREE version, and for
-`--iree-llvmcpu-target-cpu=host` the host CPU's model and feature flags. So a
+The key is a hash of what determines the module's text, the IREE flags and the IREE version,
+and for `--iree-llvmcpu-target-cpu=host` the host CPU's model and feature flags. For a
+compile of StableHLO text (`get_or_compile`) that is the text, which spells out every
+argument's dtype and shape and every constant the compile saw; the Session's clusters key by
+what they are lowered from (runtime/cluster_key.py), so a hit skips lowering too. So a
 cluster seen with a new batch size compiles once, and a second process with the same
 graph and shapes starts warm from the disk.
 
@@ -87,18 +89,27 @@ class CompileCache:
     @staticmethod
     def key(mlir_text: str, options: CompileOptions) -> str:
         """The hash of what determines the binary (see the module docstring)."""
+        return CompileCache.key_of([mlir_text.encode()], options)
+
+    @staticmethod
+    def key_of(parts: list[bytes], options: CompileOptions) -> str:
+        """The hash of `parts` (what the module's text is a function of: the text itself, or
+        what it is lowered from) with the IREE version, the flags and the host CPU."""
         h = hashlib.sha256()
         flags = [options.target] + options.iree_flags()
         host = _host_cpu() if any(f.endswith("=host") for f in flags) else ""
-        for part in (_iree_version(), " ".join(flags), host, mlir_text):
-            h.update(part.encode())
-            h.update(b"\0")
+        for part in [_iree_version().encode(), " ".join(flags).encode(), host.encode(), *parts]:
+            h.update(len(part).to_bytes(8, "little"))
+            h.update(part)
         return h.hexdigest()[:32]
 
     def get_or_compile(self, mlir_text: str, options: CompileOptions, dump=None) -> tuple[bytes, str]:
         """(vmfb, source) where source is "memory", "disk" or "compiled"; `dump` receives
         IREE's phases when it compiles (a cached binary has none to show)."""
-        key = self.key(mlir_text, options)
+        return self.get_or_build(self.key(mlir_text, options), lambda: compile_mlir(mlir_text, options, dump))
+
+    def get_or_build(self, key: str, build) -> tuple[bytes, str]:
+        """(vmfb, source) for `key`: from memory, from disk, or `build()` ("compiled") and kept."""
         path = self.directory / f"{key}.vmfb" if self.directory else None
         if key in self.memory:
             if path is not None and not path.is_file():  # compiled for another cache dir
@@ -110,8 +121,8 @@ class CompileCache:
                 self.memory[key] = vmfb
                 return vmfb, "disk"
             warnings.warn(CacheWarning(f"{path}: a truncated or damaged compile-cache entry; compiling again"),
-                          stacklevel=2)
-        vmfb = compile_mlir(mlir_text, options, dump)
+                          stacklevel=3)
+        vmfb = build()
         self.memory[key] = vmfb
         if path is not None:
             self._store(path, vmfb)

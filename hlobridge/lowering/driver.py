@@ -30,7 +30,7 @@ from ..analysis.graph_algorithms import reachable
 from ..analysis.shape_inference import FunctionShapes, infer_specs, outputs_by_node
 from ..frontend.functions import library_of
 from ..spec import TensorSpec
-from .signature import SIGNATURE_KEY, Signature
+from .signature import SIGNATURE_KEY, VARIABLE_SUFFIX, Signature
 
 @dataclass
 class LoweredModule:
@@ -302,8 +302,8 @@ def lower_to_stablehlo(graph: Graph, specs: dict, inputs: list[TensorRef], outpu
             hlo.return_(results)
         fn.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get([a.type for a in block.arguments], [v.type for v in results]))
-        variables = [(f"{r} (variable)", builder.resource_spec(r)) for r in builder.resource_args]
-        updated = [(f"{r} (variable)", builder.resource_spec(r)) for r in builder.written]
+        variables = [(f"{r}{VARIABLE_SUFFIX}", builder.resource_spec(r)) for r in builder.resource_args]
+        updated = [(f"{r}{VARIABLE_SUFFIX}", builder.resource_spec(r)) for r in builder.written]
         signature = Signature([(str(r), specs[r]) for r in inputs] + variables,
                               [(str(r), specs[r]) for r in outputs] + updated)
         fn.attributes["iree.reflection"] = ir.DictAttr.get(

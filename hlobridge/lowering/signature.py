@@ -16,6 +16,8 @@ from .. import dtypes
 from ..spec import TensorSpec
 
 SIGNATURE_KEY = "hlobridge.signature"
+# Variables a function reads are trailing inputs, those it writes trailing outputs, named so.
+VARIABLE_SUFFIX = " (variable)"
 
 
 @dataclass
@@ -30,6 +32,14 @@ class Signature:
         def enc(items):
             return [{"name": n, "dtype": dtypes.name(s.dtype), "shape": list(s.shape)} for n, s in items]
         return json.dumps({"inputs": enc(self.inputs), "outputs": enc(self.outputs)})
+
+    def variables_read(self) -> list[str]:
+        """The names of the variables the function reads (trailing inputs), in order."""
+        return [n.removesuffix(VARIABLE_SUFFIX) for n, _ in self.inputs if n.endswith(VARIABLE_SUFFIX)]
+
+    def variables_written(self) -> list[str]:
+        """The names of the variables the function writes (trailing outputs), in order."""
+        return [n.removesuffix(VARIABLE_SUFFIX) for n, _ in self.outputs if n.endswith(VARIABLE_SUFFIX)]
 
     @classmethod
     def from_json(cls, text: str) -> "Signature":

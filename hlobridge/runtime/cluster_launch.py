@@ -29,7 +29,7 @@ from .. import dtypes
 from ..analysis.const_analysis import constant_inputs
 from ..analysis.shape_inference import infer_specs
 from ..compile.cache import CompileCache
-from ..compile.driver import CompileOptions, format_specs
+from ..compile.driver import CompileOptions, compile_mlir, format_specs
 from ..debug.dump import Dumper, cluster_dumper
 from ..debug.graphviz import dump_stablehlo_dot
 from ..errors import HlobridgeError, JitFallbackWarning, RecompilationWarning
@@ -38,6 +38,7 @@ from ..lowering.driver import lower_to_stablehlo
 from ..spec import TensorSpec
 from .host import to_host
 from .module import LoadedModule, invoke_or_raise
+from .cluster_key import cluster_key_parts
 
 
 @dataclass
@@ -163,11 +164,19 @@ class ClusterLaunch:
         for i, (ref, arg) in enumerate(zip(self.tensor_inputs, args)):
             value = np.asarray(to_host(arg)) if i in self.value_inputs else None
             feeds[ref] = TensorSpec(np.dtype(arg.dtype), tuple(arg.shape), value)
+        options, cache = self.config.options, self.state.cache
         dump = cluster_dumper(self.name)  # HLOBRIDGE_FLAGS --dump-to: DIR/NNN-<cluster>/
-        lowered = self.lower(feeds, self.config.options.stages(), dump)
-        vmfb, source = self.state.cache.get_or_compile(lowered.text(), self.config.options, dump)
+        if dump.enabled:  # the stages are wanted: lower, then look the text up
+            vmfb, source = cache.get_or_compile(self.lower(feeds, options.stages(), dump).text(), options, dump)
+        else:  # keyed by what the cluster is lowered from: a hit lowers nothing
+            key = cache.key_of(cluster_key_parts(self.graph, self.nodes, self.tensor_inputs, self.outputs,
+                                                 feeds, self.resource_specs, options), options)
+            vmfb, source = cache.get_or_build(
+                key, lambda: compile_mlir(self.lower(feeds, options.stages()).text(), options))
         module = LoadedModule(vmfb, self.config.device)
-        return Executable(module, lowered.resource_args, lowered.written, len(self.outputs)), source
+        signature = module.functions["main"].signature
+        return Executable(module, [TensorRef.parse(n) for n in signature.variables_read()],
+                          [TensorRef.parse(n) for n in signature.variables_written()], len(self.outputs)), source
 
     def lower(self, feeds: dict, stages, dump=None):
         """The cluster as one verified StableHLO module, through `stages`, for these specs of

@@ -45,9 +45,14 @@ def test_new_batch_size_compiles_once_then_hits_the_cache(tmp_path):
 
 WARM_START = """
 import sys
+from hlobridge.runtime.cluster_launch import ClusterLaunch
 from hlobridge.runtime.session import Session
 sys.path.insert(0, {root!r})
 from tests.e2e.test_jit import _case, _train_steps
+if {forbid_lowering}:  # a warm start finds its clusters by what they are lowered from
+    def lower(*args, **kwargs):
+        raise AssertionError("a cluster was lowered")
+    ClusterLaunch.lower = lower
 case = _case("linreg_batch")
 sess = Session(case.graph_path, jit="auto", cache_dir={cache!r})
 _train_steps(case, sess, range(3))
@@ -56,9 +61,10 @@ print(sorted({{e.source for e in sess.compile_events}}))
 
 
 def test_second_process_starts_warm_from_the_disk_cache(tmp_path):
-    code = WARM_START.format(root=str(ROOT), cache=str(tmp_path))
-    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    def start(forbid_lowering: bool):
+        code = WARM_START.format(root=str(ROOT), cache=str(tmp_path), forbid_lowering=forbid_lowering)
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, second = start(False), start(True)
     assert first.stdout.strip() == "['compiled']"
     assert second.stdout.strip() == "['disk']"
 

@@ -1,0 +1,71 @@
+"""A cluster's cache key is a function of what its lowered text is a function of: it changes
+with any node, attr, constant, function body, input signature, option or lowering flag, and
+not with how the graph was loaded."""
+
+import numpy as np
+import pytest
+
+from hlobridge import flags
+from hlobridge.compile.options import CompileOptions
+from hlobridge.frontend.graph_builder import GraphBuilder
+from hlobridge.frontend.graph import TensorRef
+from hlobridge.runtime.cluster_key import cluster_key_parts
+from hlobridge.spec import TensorSpec
+
+F32 = np.float32
+
+
+def _graph(scale=2.0, op="Mul", body_const=1.0):
+    """y = op(x, scale) fed through a While whose body adds body_const once."""
+    b = GraphBuilder()
+    x = b.placeholder("x", F32, [4])
+    y = b.op(op, [x, b.const("scale", np.full(4, scale, F32))], name="y", T=np.dtype(F32))
+
+    def cond(f, v):
+        return [(f.op("Less", [f.op("Sum", [v, f.const("axis", 0, np.int32)], T=np.dtype(F32),
+                                     Tidx=np.dtype(np.int32)), f.const("big", 100.0, F32)], T=np.dtype(F32)),
+                 np.bool_)]
+
+    def body(f, v):
+        return [(f.op("AddV2", [v, f.const("c", body_const, F32)], T=np.dtype(F32)), F32)]
+
+    b.op("StatelessWhile", [y], name="w", num_outputs=1, T=[np.dtype(F32)],
+         cond=b.function("c", {"v": F32}, cond), body=b.function("d", {"v": F32}, body))
+    return b.graph()
+
+
+NODES = ["scale", "y", "w"]
+
+
+def _key(graph=None, shape=(4,), options=None, value=None):
+    graph = graph or _graph()
+    feeds = {TensorRef("x"): TensorSpec(np.dtype(F32), shape, value)}
+    parts = cluster_key_parts(graph, NODES, [TensorRef("x")], [TensorRef("w")], feeds, {},
+                              options or CompileOptions())
+    return b"".join(parts)
+
+
+def test_the_key_is_stable_across_loads():
+    assert _key(_graph()) == _key(_graph())
+
+
+@pytest.mark.parametrize("changed", [
+    lambda: _key(_graph(scale=3.0)),  # a constant's value
+    lambda: _key(_graph(op="AddV2")),  # an op
+    lambda: _key(_graph(body_const=2.0)),  # a While body's constant
+    lambda: _key(shape=(8,)),  # an input's shape
+    lambda: _key(value=np.ones(4, F32)),  # a value the cluster reads as a constant
+    lambda: _key(options=CompileOptions(precision="bf16")),  # the options
+], ids=["constant", "op", "function_body", "input_shape", "constant_input", "options"])
+def test_the_key_changes_with_what_the_text_depends_on(changed):
+    assert changed() != _key()
+
+
+def test_the_key_changes_with_lowering_flags(monkeypatch):
+    before = _key()
+    monkeypatch.setenv("HLOBRIDGE_FLAGS", "--max-loop-iterations=7")
+    flags.from_environment.cache_clear()
+    try:
+        assert _key() != before
+    finally:
+        flags.from_environment.cache_clear()
