@@ -512,11 +512,47 @@ def while_(inits: Sequence[Value], cond: Callable, body: Callable) -> list[Value
     return list(op.results)
 
 
-def assert_(pred: Value, message: str) -> None:
-    """Fail the call at run time with `message` unless the scalar tensor<i1> `pred` holds
-    (`tensor.extract` + `cf.assert`: IREE evaluates it on the host and the invocation fails
-    with FAILED_PRECONDITION and the message; there is no StableHLO op for this)."""
-    flag = _one("tensor.extract", [pred], [ir.IntegerType.get_signless(1)])
+# -- host scalars: checks IREE runs on the host, beside the loads it makes anyway ------------
+
+def to_scalar(x: Value) -> Value:
+    """The element of a 0-d tensor as a host scalar (`tensor.extract`): IREE loads it on the host
+    (as it loads a loop's bound), so arithmetic on it costs no dispatch."""
+    et = element_type_of(x)
+    if isinstance(et, ir.IntegerType) and not ir.IntegerType(et).is_signless:
+        raise TypeError(f"no host scalar of element type {et}")
+    return _one("tensor.extract", [x], [et])
+
+
+def scalar_i64(x: Value) -> Value:
+    """A signless host integer widened to i64 (sign-extended), or i64 as it is."""
+    width = ir.IntegerType(x.type).width
+    return x if width == 64 else _one("arith.extsi", [x], [ir.IntegerType.get_signless(64)])
+
+
+def int_scalar(value: int, width: int = 64) -> Value:
+    """A host integer constant of `width` bits (1: a bool)."""
+    t = ir.IntegerType.get_signless(width)
+    return _one("arith.constant", [], [t], {"value": ir.IntegerAttr.get(t, int(value))})
+
+
+def scalar_op(op: str, a: Value, b: Value) -> Value:
+    """arith.<op> of two host scalars (addi, subi, andi, ori, ...)."""
+    return _one(f"arith.{op}", [a, b], [a.type])
+
+
+def scalar_compare(predicate: str, a: Value, b: Value) -> Value:
+    """arith.cmpi `predicate` (slt, sle, sgt, sge, eq, ne) of two host integers: an i1."""
+    names = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+    return _one("arith.cmpi", [a, b], [ir.IntegerType.get_signless(1)],
+                {"predicate": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), names.index(predicate))})
+
+
+def assert_(flag: Value, message: str) -> None:
+    """Fail the call at run time with `message` unless `flag` holds: an i1 host scalar or a
+    tensor<i1>. IREE runs `cf.assert` on the host; the invocation fails with
+    FAILED_PRECONDITION and the message (StableHLO has no op for this)."""
+    if isinstance(flag.type, ir.RankedTensorType):
+        flag = to_scalar(flag)
     _create("cf.assert", [flag], [], {"msg": ir.StringAttr.get(message)})
 
 

@@ -17,7 +17,6 @@ recognises into `If`, which compiles.
 from __future__ import annotations
 
 import numpy as np
-from iree.compiler import ir
 
 from hlobridge.dialects import stablehlo as hlo
 
@@ -191,10 +190,13 @@ def _while_kernel(ctx, *args):
 
 
 def _counted(ctx) -> list:
-    """The loop's counted conditions on scalar variables (analysis/loop_bounds.py)."""
-    library = ctx.functions.library
+    """The loop's counted conditions (analysis/loop_bounds.py) on signed scalar variables whose
+    distance bound an i64 holds with room to spare."""
+    library, limit = ctx.functions.library, limits.max_loop_iterations()
     return [c for c in counted_conditions(library.get(ctx.attr("cond")), library.get(ctx.attr("body")))
-            if all(ctx.inputs[i].shape == () for i in (c.counter, c.bound) if i is not None)]
+            if all(ctx.inputs[i].shape == () and np.dtype(ctx.inputs[i].dtype).kind == "i"
+                   for i in (c.counter, c.bound) if i is not None)
+            and c.distance_bound(limit) <= _MAX_DISTANCE_BOUND]
 
 
 def _distance(c, values) -> float:
@@ -204,6 +206,10 @@ def _distance(c, values) -> float:
     return bound - start if c.rising else start - bound
 
 
+_I64_MIN, _I64_MAX = -2 ** 63, 2 ** 63 - 1
+_MAX_DISTANCE_BOUND = 2 ** 62  # beyond: the loop counts in its condition instead
+
+
 def _where(ctx) -> str:
     return f"node '{ctx.name}' ({ctx.op})"
 
@@ -211,8 +217,7 @@ def _where(ctx) -> str:
 def _while_lower(ctx, *args):
     """stablehlo.while, bounded by the iteration limit (limits.py): a counted loop checks its
     trip count once before it starts, any other loop counts its iterations in its condition
-    (analysis/loop_bounds.py says why). The loop starts from copies of its initial values
-    (hlo.fresh_copy says why)."""
+    (analysis/loop_bounds.py says why)."""
     _result_types(ctx)
     specs = ctx.outputs
     cond_fn, body_fn = ctx.attr("cond"), ctx.attr("body")
@@ -227,37 +232,39 @@ def _while_lower(ctx, *args):
     limit = limits.compiled_loop_limit()
     message = limits.DEVICE_LIMIT_MARK + limits.loop_limit_message(_where(ctx), limit)
     counted = _counted(ctx)
-    inits = [hlo.fresh_copy(v) if _computed(v) else v for v in args]
     if counted:
         hlo.assert_(_within_trip_limit(counted, args, limit), message)
-        return hlo.while_(inits, cond, body)
+        return hlo.while_(list(args), cond, body)
     counter = hlo.constant(np.int32(0))
     results = hlo.while_(
-        [*inits, counter],
+        [*args, counter],
         lambda *v: hlo.binary("and", cond(*v[:-1]), hlo.compare("LE", v[-1], hlo.constant(np.int32(limit)))),
         lambda *v: [*body(*v[:-1]), hlo.add(v[-1], hlo.constant(np.int32(1)))])
     hlo.assert_(hlo.compare("LE", results[-1], hlo.constant(np.int32(limit))), message)
     return results[:-1]
 
 
-def _computed(value) -> bool:
-    """Whether `value` is computed in this function (not an argument, not a constant)."""
-    owner = value.owner
-    return not isinstance(owner, ir.Block) and owner.name != "stablehlo.constant"
-
-
 def _within_trip_limit(counted, args, limit: int):
-    """tensor<i1>: some counted condition ends the loop within `limit` iterations (distances
-    in float64, where no int32 or int64 difference overflows)."""
-    def f64(value):
-        return hlo.convert(value, np.float64)
+    """An i1 host scalar: some counted condition ends the loop within `limit` iterations.
+
+    Computed on the host from the loop variables' initial values (hlo.to_scalar): IREE loads
+    them there anyway to run a counted loop as an scf.for, so the check costs no dispatch. In
+    i64 and without overflow: rising, the loop runs over the limit iff bound - start >= D
+    (distance_bound), i.e. start <= bound - D, which can only hold if bound >= MIN + D."""
     ok = None
     for c in counted:
-        start = f64(args[c.counter])
-        bound = f64(args[c.bound]) if c.bound is not None else hlo.constant(np.float64(c.bound_value))
-        distance = hlo.subtract(bound, start) if c.rising else hlo.subtract(start, bound)
-        within = hlo.compare("LT", distance, hlo.constant(np.float64(c.distance_bound(limit))))
-        ok = within if ok is None else hlo.binary("or", ok, within)
+        start = hlo.scalar_i64(hlo.to_scalar(args[c.counter]))
+        bound = hlo.scalar_i64(hlo.to_scalar(args[c.bound])) if c.bound is not None \
+            else hlo.int_scalar(c.bound_value)
+        d = c.distance_bound(limit)
+        if c.rising:  # over iff bound >= MIN + D and start <= bound - D
+            over = hlo.scalar_op("andi", hlo.scalar_compare("sge", bound, hlo.int_scalar(_I64_MIN + d)),
+                                 hlo.scalar_compare("sle", start, hlo.scalar_op("subi", bound, hlo.int_scalar(d))))
+        else:  # over iff bound <= MAX - D and start >= bound + D
+            over = hlo.scalar_op("andi", hlo.scalar_compare("sle", bound, hlo.int_scalar(_I64_MAX - d)),
+                                 hlo.scalar_compare("sge", start, hlo.scalar_op("addi", bound, hlo.int_scalar(d))))
+        within = hlo.scalar_op("xori", over, hlo.int_scalar(1, width=1))
+        ok = within if ok is None else hlo.scalar_op("ori", ok, within)
     return ok
 
 

@@ -9,12 +9,13 @@ constants and broadcasts of splats. What remained: `rsqrt` of batch-norm varianc
 The precision pass adds `convert`s of every f32 constant. So this pass folds:
 
     elementwise ops (arithmetic, compare, select, clamp, bitwise, convert, math functions)
-    reshape, transpose, slice, concatenate
+    reshape, transpose, slice, concatenate (at any size: they only move bytes)
     broadcast_in_dim of a splat only
 
 Broadcasts of non-splat constants stay, as XLA's HloConstantFolding leaves them: they
-multiply a constant's size and IREE fuses them into their consumers for free. Results over
-MAX_ELEMENTS stay too (IREE const-evaluates bigger constant expressions at compile time).
+multiply a constant's size and IREE fuses them into their consumers for free. Computed
+results over MAX_ELEMENTS stay too (IREE const-evaluates bigger constant expressions at
+compile time).
 
 Numerics: exact ops are computed in their own dtype, which is what IEEE arithmetic gives
 at run time. Math functions (exp, log, tanh, rsqrt, ...) are computed in float64 and rounded
@@ -34,7 +35,12 @@ from hlobridge.dialects import stablehlo as hlo
 from .ir_helpers import (constant_array, element_type_name, erase_dead_ops, i64_list, numpy_dtype,
                          ops_named, producer_named, replace, shape)
 
-MAX_ELEMENTS = 1 << 16  # largest non-splat result (and operand) folded
+MAX_ELEMENTS = 1 << 16  # largest non-splat result (and operand) computed
+# Layout ops only move bytes (NumPy does it at memory speed), so they fold at any size a
+# constant may have. IREE's own folder of a reshaped 2.4M-element weight walks it element
+# by element: on Keras ResNet50 that was 55 of a cold start's 80 s.
+LAYOUT_OPS = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.slice", "stablehlo.concatenate")
+MAX_LAYOUT_ELEMENTS = 1 << 31
 
 
 def _out_dtype(op) -> np.dtype | None:
@@ -178,7 +184,8 @@ FOLDERS = {
 def _fold(op) -> np.ndarray | None:
     if not all(producer_named(v, "stablehlo.constant") for v in op.operands):
         return None
-    args = [constant_array(v, MAX_ELEMENTS) for v in op.operands]
+    limit = MAX_LAYOUT_ELEMENTS if op.name in LAYOUT_OPS else MAX_ELEMENTS
+    args = [constant_array(v, limit) for v in op.operands]
     dtype = _out_dtype(op)
     if dtype is None or any(a is None for a in args):
         return None
@@ -190,7 +197,7 @@ def _fold(op) -> np.ndarray | None:
     if value is None:
         return None
     value = np.asarray(value)
-    if value.ndim and value.size > MAX_ELEMENTS:
+    if value.ndim and value.size > limit:
         return None
     return value.astype(dtype) if value.dtype != dtype else value
 

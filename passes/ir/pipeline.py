@@ -26,6 +26,7 @@ from .fusion import MODES as FUSION_MODES
 from .fusion import fuse
 from .hoist_negation import hoist_negation
 from .reduce_precision import LOW_TYPES, reduce_precision
+from .separate_loop_inits import separate_loop_inits
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,11 @@ CONSTANT_FOLD = register(Stage(
 HOIST_NEGATION = register(Stage("hoist-negation", lambda module: hoist_negation(module),
                                 "sum(-x) -> -sum(x), which IREE's CUDA backend needs"))
 
+SEPARATE_LOOP_INITS = register(Stage(
+    "separate-loop-inits", separate_loop_inits,
+    "a copy of each While initial value that something else also reads (IREE's async CPU "
+    "driver frees it after a loop that ran zero times)"))
+
 CONVERT_TO = {low: register(Stage(
     f"convert-to-{low}", lambda module, low=low: reduce_precision(module, low),
     f"f32 compute in {low}: converts around elementwise ops, {low} operands for dots and "
@@ -103,7 +109,9 @@ CONVERT_TO = {low: register(Stage(
 SIMPLIFY = register(Stage(
     "simplify", description="inline calls, fold and simplify, common subexpressions, drop dead "
                             "functions",
-    passes=(INLINE, CANONICALIZE, STABLEHLO_CANONICALIZE, CONSTANT_FOLD, ALGEBRAIC_SIMPLIFY, CSE,
+    # constant-fold before IREE's folder: ours reshapes a weight at memory speed, IREE's element
+    # by element (passes/ir/constant_fold.py)
+    passes=(INLINE, CANONICALIZE, CONSTANT_FOLD, STABLEHLO_CANONICALIZE, ALGEBRAIC_SIMPLIFY, CSE,
             SYMBOL_DCE)))
 
 
@@ -132,7 +140,7 @@ def build(precision: str | None = None, fusion: str | None = None) -> tuple[Stag
     """The pipeline every lowered module goes through, with the stages the options ask for:
     `precision` "bf16"/"f16" adds the precision stage ("f32" or None: off); `fusion`
     "hlobridge"/"none" adds the fusion stage ("iree" or None: IREE forms dispatches)."""
-    stages = [SIMPLIFY, HOIST_NEGATION]
+    stages = [SIMPLIFY, HOIST_NEGATION, SEPARATE_LOOP_INITS]
     if precision not in (None, "f32"):
         if precision not in LOW_TYPES:
             raise HlobridgeError(f"precision must be one of {', '.join(PRECISIONS)}, got '{precision}'")
