@@ -158,13 +158,18 @@ class ClusterLaunch:
         self.executables[key] = exe
         return exe
 
-    def _compile(self, args: list) -> tuple[Executable, str]:
+    def feed_specs(self, args: list) -> dict:
+        """The specs `lower` takes for these arguments: dtypes and shapes, and the values of the
+        inputs read as constants."""
         feeds = {}
         for i, (ref, arg) in enumerate(zip(self.tensor_inputs, args)):
             value = np.asarray(to_host(arg)) if i in self.value_inputs else None
             feeds[ref] = TensorSpec(np.dtype(arg.dtype), tuple(arg.shape), value)
+        return feeds
+
+    def _compile(self, args: list) -> tuple[Executable, str]:
         dump = cluster_dumper(self.name)  # HLOBRIDGE_FLAGS --dump-to: DIR/NNN-<cluster>/
-        lowered = self.lower(feeds, self.config.options.stages(), dump)
+        lowered = self.lower(self.feed_specs(args), self.config.options.stages(), dump)
         vmfb, source = self.state.cache.get_or_compile(lowered.text(), self.config.options, dump)
         module = LoadedModule(vmfb, self.config.device)
         return Executable(module, lowered.resource_args, lowered.written, len(self.outputs)), source

@@ -1,0 +1,167 @@
+"""The time of each dispatch of one compiled call, from IREE's own HAL profiler.
+
+IREE 3.13's runtime tools record what each dispatch of a command buffer cost
+(`--device_profiling_mode`, a `.ireeprof` bundle that `iree-profile export` decodes): on the
+local devices the worker threads' start and end of every dispatch (`host-execution`), on CUDA
+device timestamps (`dispatch-events`). The Python bindings do not expose the profile sink, so
+the call is replayed in `iree-benchmark-module`, a subprocess (an IREE abort there is an error
+message, not a dead Python): the same vmfb, the arguments the call really had, the same
+driver, `iterations` + 1 calls (the first warms caches and thread pools; medians drop it).
+
+A command buffer may hold dispatches that run concurrently (no barrier between them). Their
+wall times overlap, so each elementary interval is shared equally among the dispatches
+running in it ("attributed" time): the attributed times of one execution add up to the time
+some dispatch was running, never more than the execution's span.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from iree.runtime.benchmark import benchmark_exe
+
+from ..errors import HlobridgeError
+
+# What each IREE driver can record per dispatch (the local drivers reject dispatch-events).
+PROFILING_MODES = {"local-sync": "host-execution", "local-task": "host-execution", "cuda": "dispatch-events"}
+
+
+@dataclass
+class CommandBufferTimes:
+    """One recorded command buffer of the call: its dispatches in command order and the time
+    each took per call of the function (a buffer in a loop runs several times per call)."""
+
+    keys: tuple  # the dispatch functions (IREE export names), in command order
+    ms: list  # attributed ms per call, per position in `keys`
+    span_ms: float  # the buffer's execution span per call (dispatches, barriers, idle workers)
+    executions: float  # executions per call
+
+
+@dataclass
+class ReplayTimes:
+    """A replayed call's command buffers; `span_ms` adds up their spans."""
+
+    buffers: list
+    iterations: int
+
+    @property
+    def span_ms(self) -> float:
+        """Time per call inside command buffers (what the device was given to do)."""
+        return sum(b.span_ms for b in self.buffers)
+
+
+def tool(name: str) -> str:
+    """The path of an IREE runtime tool shipped in the iree-base-runtime wheel."""
+    return str(Path(benchmark_exe()).with_name(name))
+
+
+def replay(vmfb: bytes, args: list, driver: str, *, iterations: int = 5, function: str = "main",
+           what: str = "the module") -> ReplayTimes:
+    """Call `function` of `vmfb` with `args` (NumPy arrays) `iterations` + 1 times on `driver`
+    in iree-benchmark-module, with HAL profiling on; the times of its dispatches."""
+    if driver not in PROFILING_MODES:
+        raise HlobridgeError(f"profiling {what}: IREE driver '{driver}' has no dispatch profiling "
+                             f"(drivers: {', '.join(PROFILING_MODES)})")
+    with tempfile.TemporaryDirectory(prefix="hlobridge-profile-") as tmp:
+        tmp = Path(tmp)
+        (tmp / "module.vmfb").write_bytes(vmfb)
+        inputs = []
+        for i, a in enumerate(args):
+            np.save(tmp / f"arg{i}.npy", np.ascontiguousarray(a))
+            inputs.append(f"--input=@{tmp / f'arg{i}.npy'}")
+        _run([benchmark_exe(), f"--module={tmp / 'module.vmfb'}", f"--function={function}", f"--device={driver}",
+              *inputs, f"--benchmark_min_time={iterations + 1}x",
+              f"--device_profiling_mode={PROFILING_MODES[driver]}",
+              f"--device_profiling_output={tmp / 'run.ireeprof'}"], what)
+        _run([tool("iree-profile"), "export", "--format=ireeperf-jsonl", f"--output={tmp / 'run.jsonl'}",
+              str(tmp / "run.ireeprof")], what)
+        with open(tmp / "run.jsonl") as f:
+            records = [json.loads(line) for line in f if line.strip()]
+    return times_from_records(records, iterations + 1)
+
+
+def _run(cmd: list, what: str) -> None:
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        lines = [ln for ln in (run.stderr + run.stdout).splitlines() if ln.strip()]
+        raise HlobridgeError(f"profiling {what}: {Path(cmd[0]).name} failed (exit {run.returncode}): "
+                             f"{lines[-1] if lines else 'no message'}")
+
+
+def times_from_records(records: list, calls: int) -> ReplayTimes:
+    """Decoded profile records (ireeperf-jsonl) of `calls` calls -> the time of each dispatch per
+    call: the median over a buffer's executions of its attributed time, times its executions per call."""
+    keys = defaultdict(dict)  # command buffer id -> command index -> dispatch key
+    spans = {}  # submission id -> ns the execution took (host-execution "execute" events)
+    runs = defaultdict(list)  # submission id -> its dispatch events
+    for r in records:
+        kind = r.get("record_type")
+        if kind == "command_operation" and r["op"] == "dispatch":
+            keys[r["command_buffer_id"]][r["command_index"]] = r["key"]
+        elif kind == "host_execution_event" and r["op"] == "execute":
+            spans[r["submission_id"]] = r["duration_ns"]
+        elif (kind == "host_execution_event" and r["op"] == "dispatch") or kind == "dispatch_event":
+            runs[r["submission_id"]].append(r)
+    by_buffer = defaultdict(list)  # key sequence -> [(attributed ns by command index, span ns)]
+    for submission, events in runs.items():
+        buffer = keys.get(events[0]["command_buffer_id"], {})
+        order = sorted(buffer)
+        attributed = _attribute(events)
+        span = spans.get(submission, _span(events))
+        by_buffer[tuple(buffer[i] for i in order)].append(([attributed.get(i, 0.0) for i in order], span))
+    buffers = []
+    for key_seq, executions in by_buffer.items():
+        per_call = len(executions) / calls
+        ms = [statistics.median(e[0][i] for e in executions) * per_call / 1e6 for i in range(len(key_seq))]
+        span_ms = statistics.median(e[1] for e in executions) * per_call / 1e6
+        buffers.append(CommandBufferTimes(key_seq, ms, span_ms, per_call))
+    return ReplayTimes(buffers, calls - 1)
+
+
+def _interval(event: dict) -> tuple | None:
+    start, end = event.get("start_host_time_ns"), event.get("end_host_time_ns")
+    return (start, end) if start is not None and end is not None else None
+
+
+def _span(events: list) -> float:
+    intervals = [_interval(e) for e in events]
+    if any(i is None for i in intervals):
+        return float(sum(e["duration_ns"] for e in events))
+    return float(max(i[1] for i in intervals) - min(i[0] for i in intervals))
+
+
+def _attribute(events: list) -> dict:
+    """Command index -> ns attributed to that dispatch: overlapping time is split equally among
+    the dispatches running together (events without start and end keep their duration)."""
+    attributed = defaultdict(float)
+    points = []
+    for e in events:
+        interval = _interval(e)
+        if interval is None:
+            attributed[e["command_index"]] += e["duration_ns"]
+            continue
+        points += [(interval[0], 1, e["command_index"]), (interval[1], -1, e["command_index"])]
+    points.sort(key=lambda p: (p[0], p[1]))  # at one instant, ends before starts
+    active: set = set()
+    last = None
+    for t, change, index in points:
+        if active and last is not None and t > last:
+            share = (t - last) / len(active)
+            for i in active:
+                attributed[i] += share
+        last = t
+        if change > 0:
+            active.add(index)
+        else:
+            active.discard(index)
+    return dict(attributed)
+
+
+__all__ = ["PROFILING_MODES", "CommandBufferTimes", "ReplayTimes", "replay", "times_from_records", "tool"]
