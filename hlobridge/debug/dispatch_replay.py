@@ -6,7 +6,7 @@ local devices the worker threads' start and end of every dispatch (`host-executi
 device timestamps (`dispatch-events`). The Python bindings do not expose the profile sink, so
 the call is replayed in `iree-benchmark-module`, a subprocess (an IREE abort there is an error
 message, not a dead Python): the same vmfb, the arguments the call really had, the same
-driver, `iterations` + 1 calls (the first warms caches and thread pools; medians drop it).
+driver, `iterations` + 1 calls (the first warms caches and thread pools, and is dropped).
 
 A command buffer may hold dispatches that run concurrently (no barrier between them). Their
 wall times overlap, so each elementary interval is shared equally among the dispatches
@@ -17,7 +17,6 @@ some dispatch was running, never more than the execution's span.
 from __future__ import annotations
 
 import json
-import statistics
 import subprocess
 import tempfile
 from collections import defaultdict
@@ -41,7 +40,7 @@ class CommandBufferTimes:
     keys: tuple  # the dispatch functions (IREE export names), in command order
     ms: list  # attributed ms per call, per position in `keys`
     span_ms: float  # the buffer's execution span per call (dispatches, barriers, idle workers)
-    executions: float  # executions per call
+    executions: int  # executions per call
 
 
 @dataclass
@@ -74,7 +73,7 @@ def replay(vmfb: bytes, args: list, driver: str, *, iterations: int = 5, functio
         (tmp / "module.vmfb").write_bytes(vmfb)
         inputs = []
         for i, a in enumerate(args):
-            np.save(tmp / f"arg{i}.npy", np.ascontiguousarray(a))
+            np.save(tmp / f"arg{i}.npy", np.asarray(a, order="C"))  # (ascontiguousarray makes 0-d 1-d)
             inputs.append(f"--input=@{tmp / f'arg{i}.npy'}")
         _run([benchmark_exe(), f"--module={tmp / 'module.vmfb'}", f"--function={function}", f"--device={driver}",
               *inputs, f"--benchmark_min_time={iterations + 1}x",
@@ -97,7 +96,10 @@ def _run(cmd: list, what: str) -> None:
 
 def times_from_records(records: list, calls: int) -> ReplayTimes:
     """Decoded profile records (ireeperf-jsonl) of `calls` calls -> the time of each dispatch per
-    call: the median over a buffer's executions of its attributed time, times its executions per call."""
+    call. A command buffer executed k times per call (k > 1 in a loop) drops its first k
+    executions (the warm-up call) and averages the rest, times k: means, so that a buffer's
+    dispatches never add up to more than its span. One executed less than once per call (the
+    module's initializer) is not part of a call and is left out."""
     keys = defaultdict(dict)  # command buffer id -> command index -> dispatch key
     spans = {}  # submission id -> ns the execution took (host-execution "execute" events)
     runs = defaultdict(list)  # submission id -> its dispatch events
@@ -109,8 +111,9 @@ def times_from_records(records: list, calls: int) -> ReplayTimes:
             spans[r["submission_id"]] = r["duration_ns"]
         elif (kind == "host_execution_event" and r["op"] == "dispatch") or kind == "dispatch_event":
             runs[r["submission_id"]].append(r)
-    by_buffer = defaultdict(list)  # key sequence -> [(attributed ns by command index, span ns)]
-    for submission, events in runs.items():
+    by_buffer = defaultdict(list)  # key sequence -> [(attributed ns per position, span ns)], in time order
+    for submission in sorted(runs):
+        events = runs[submission]
         buffer = keys.get(events[0]["command_buffer_id"], {})
         order = sorted(buffer)
         attributed = _attribute(events)
@@ -118,9 +121,12 @@ def times_from_records(records: list, calls: int) -> ReplayTimes:
         by_buffer[tuple(buffer[i] for i in order)].append(([attributed.get(i, 0.0) for i in order], span))
     buffers = []
     for key_seq, executions in by_buffer.items():
-        per_call = len(executions) / calls
-        ms = [statistics.median(e[0][i] for e in executions) * per_call / 1e6 for i in range(len(key_seq))]
-        span_ms = statistics.median(e[1] for e in executions) * per_call / 1e6
+        per_call = len(executions) // calls
+        kept = executions[per_call:]
+        if per_call < 1 or not kept:
+            continue
+        ms = [sum(e[0][i] for e in kept) / len(kept) * per_call / 1e6 for i in range(len(key_seq))]
+        span_ms = sum(e[1] for e in kept) / len(kept) * per_call / 1e6
         buffers.append(CommandBufferTimes(key_seq, ms, span_ms, per_call))
     return ReplayTimes(buffers, calls - 1)
 

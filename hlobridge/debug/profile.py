@@ -91,6 +91,7 @@ class Row:
     nodes: tuple = ()
     ops: tuple = ()
     cluster_share: float | None = None
+    replayed_ms: float | None = None  # a dispatch's own time in the replay, before replay_scale
 
 
 def _median(values, default: float = 0.0) -> float:
@@ -125,21 +126,31 @@ class Profile:
                     _median(r.kernels[n][1] for r in self.runs if n in r.kernels),
                     next(r.kernels[n][2] for r in self.runs if n in r.kernels)) for n in names}
 
+    def replay_scale(self, cluster: ClusterProfile) -> float:
+        """1, or less where the replayed command buffers took longer than the whole launch did in
+        the step (the machine was busier during the replay): the factor that fits them in it."""
+        launch = self.cluster_ms(cluster.name)
+        return min(1.0, launch / cluster.replay_ms) if cluster.replay_ms > 0 else 1.0
+
     def rows(self) -> list[Row]:
         """Every line of the step, longest first: they add up to `step_ms`."""
         kernels = self.kernel_times()
-        rows = [Row("kernel", ms, cluster, op, (name,), (op,)) for name, (op, ms, cluster) in kernels.items()]
+        rows = [Row("kernel", ms, cluster, op, (name,), (op,),
+                    ms / self.cluster_ms(cluster) if cluster and self.cluster_ms(cluster) else None)
+                for name, (op, ms, cluster) in kernels.items()]
         accounted = 0.0
         for c in self.clusters:
             launch = self.cluster_ms(c.name)
             accounted += launch
             inside = sum(ms for _, ms, cluster in kernels.values() if cluster == c.name)
+            scale = self.replay_scale(c)
             for d in c.dispatches:
-                rows.append(Row("dispatch", d.ms, c.name, d.label, d.nodes, d.ops, d.ms / launch if launch else None))
+                rows.append(Row("dispatch", d.ms * scale, c.name, d.label, d.nodes, d.ops,
+                                d.ms * scale / launch if launch else None, d.ms))
             if c.dispatches:  # the replay's command buffers beyond their dispatches; the launch beyond those
-                rows.append(self._other(c.name, c.replay_ms - c.dispatch_ms, launch,
+                rows.append(self._other(c.name, (c.replay_ms - c.dispatch_ms) * scale, launch,
                                         "between dispatches (barriers, idle)"))
-                rows.append(self._other(c.name, launch - c.replay_ms, launch,
+                rows.append(self._other(c.name, launch - c.replay_ms * scale, launch,
                                         "outside command buffers (call, alloc)"))
             else:
                 rows.append(self._other(c.name, launch - inside, launch, "launch beyond its kernels"))
@@ -171,8 +182,8 @@ class Profile:
 
     def to_chrome_trace(self) -> dict:
         """The profiled step's timeline with one event per dispatch on its own row: laid end to
-        end in command order from the start of its launch (after any compile), shrunk to fit
-        the launch where the replay took longer; `args` hold the measured times."""
+        end in command order from the start of its launch (after any compile), with its row's
+        time (shrunk further where they would overrun the launch); `args` hold the times."""
         events = list(self.events) + thread_metadata(DISPATCH_TID, "dispatches (IREE HAL profile, replayed)")
         step = self.step_ms
         for c in self.clusters:
@@ -182,17 +193,18 @@ class Profile:
             end = launch["ts"] + launch["dur"]
             start = max([launch["ts"]] + [e["ts"] + e["dur"] for e in self.events
                                           if e.get("cat") == "compile" and launch["ts"] <= e["ts"] < end])
-            total_us = c.dispatch_ms * 1e3 + len(c.dispatches) * 1e-3
-            scale = min(1.0, (end - start) / total_us) if total_us > 0 else 1.0
+            scale = self.replay_scale(c)
+            total_us = c.dispatch_ms * scale * 1e3 + len(c.dispatches) * 1e-3
+            fit = scale * min(1.0, (end - start) / total_us) if total_us > 0 else scale
             launch_ms = self.cluster_ms(c.name)
             at = round(start * 1e3)  # integer ns, one apart: float rounding cannot make neighbours overlap
             for d in c.dispatches:
-                dur = max(round(d.ms * 1e6 * scale) - 1, 0)
+                dur = max(round(d.ms * 1e6 * fit) - 1, 0)
                 events.append(complete_event(d.label, "dispatch", DISPATCH_TID, at / 1e3, dur / 1e3, {
                     "cluster": c.name, "dispatch": d.key, "nodes": list(d.nodes), "ops": list(d.ops),
-                    "replayed_ms": round(d.ms, 6),
-                    "share_of_cluster": round(d.ms / launch_ms, 6) if launch_ms else None,
-                    "share_of_step": round(d.ms / step, 6) if step else None}))
+                    "ms": round(d.ms * scale, 6), "replayed_ms": round(d.ms, 6),
+                    "share_of_cluster": round(d.ms * scale / launch_ms, 6) if launch_ms else None,
+                    "share_of_step": round(d.ms * scale / step, 6) if step else None}))
                 at += dur + 1
         return {"traceEvents": events, "displayTimeUnit": "ms"}
 

@@ -33,7 +33,11 @@ def format_table(prof, top: int) -> str:
         text = (f"  {c.name}: {launch:.3f} ms, {_pct(launch / step if step else None)} of the step, "
                 f"{c.nodes} nodes, {len(c.dispatches)} dispatches: {c.dispatch_ms:.3f} ms replayed "
                 f"(command buffers {c.replay_ms:.3f} ms)")
-        lines.append(text + (f"; {c.note}" if c.note else ""))
+        scale = prof.replay_scale(c)
+        notes = [c.note] if c.note else []
+        if scale < 1:
+            notes.append(f"the replay ran {1 / scale:.2f}x slower than the launch: its times scaled by {scale:.2f}")
+        lines.append("; ".join([text, *notes]))
     host = [ms for _, ms, cluster in kernels.values() if cluster is None]
     if host:
         lines.append(f"  reference kernels: {len(host)} ops, {sum(host):.3f} ms, "
@@ -75,9 +79,11 @@ def profile_dict(prof, top: int | None) -> dict:
     return {
         "step_ms": step, "steps": len(prof.runs), "device": prof.device, "replayed_calls": prof.iterations,
         "clusters": [{"name": c.name, "nodes": c.nodes, "launch_ms": prof.cluster_ms(c.name),
-                      "dispatch_ms": c.dispatch_ms, "command_buffer_ms": c.replay_ms,
-                      "dispatches": len(c.dispatches), "note": c.note} for c in prof.clusters],
+                      "replayed_dispatch_ms": c.dispatch_ms, "replayed_command_buffer_ms": c.replay_ms,
+                      "replay_scale": prof.replay_scale(c), "dispatches": len(c.dispatches), "note": c.note}
+                     for c in prof.clusters],
         "rows": [{"kind": r.kind, "ms": r.ms, "share_of_step": r.ms / step if step else None,
-                  "share_of_cluster": r.cluster_share, "cluster": r.cluster, "label": r.label,
-                  "nodes": list(r.nodes), "ops": list(r.ops)} for r in (rows if top is None else rows[:top])],
+                  "share_of_cluster": r.cluster_share, "replayed_ms": r.replayed_ms, "cluster": r.cluster,
+                  "label": r.label, "nodes": list(r.nodes), "ops": list(r.ops)}
+                 for r in (rows if top is None else rows[:top])],
     }
