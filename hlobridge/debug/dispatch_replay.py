@@ -37,7 +37,7 @@ class CommandBufferTimes:
     """One recorded command buffer of the call: its dispatches in command order and the time
     each took per call of the function (a buffer in a loop runs several times per call)."""
 
-    keys: tuple  # the dispatch functions (IREE export names), in command order
+    keys: tuple  # the dispatch functions (IREE export names), in command order (or start order)
     ms: list  # attributed ms per call, per position in `keys`
     span_ms: float  # the buffer's execution span per call (dispatches, barriers, idle workers)
     executions: int  # executions per call
@@ -111,24 +111,50 @@ def times_from_records(records: list, calls: int) -> ReplayTimes:
             spans[r["submission_id"]] = r["duration_ns"]
         elif (kind == "host_execution_event" and r["op"] == "dispatch") or kind == "dispatch_event":
             runs[r["submission_id"]].append(r)
-    by_buffer = defaultdict(list)  # key sequence -> [(attributed ns per position, span ns)], in time order
+    by_buffer = defaultdict(list)  # the buffer's keys (sorted) -> [(ordered keys, ns per position, span)]
     for submission in sorted(runs):
-        events = runs[submission]
-        buffer = keys.get(events[0]["command_buffer_id"], {})
-        order = sorted(buffer)
-        attributed = _attribute(events)
-        span = spans.get(submission, _span(events))
-        by_buffer[tuple(buffer[i] for i in order)].append(([attributed.get(i, 0.0) for i in order], span))
+        ordered, names = _in_command_order(runs[submission], keys)
+        attributed = _attribute(ordered)
+        span = spans.get(submission, _span(ordered))
+        by_buffer[tuple(sorted(names))].append((names, [attributed[i] for i in range(len(ordered))], span))
     buffers = []
-    for key_seq, executions in by_buffer.items():
+    for executions in by_buffer.values():
         per_call = len(executions) // calls
         kept = executions[per_call:]
         if per_call < 1 or not kept:
             continue
-        ms = [sum(e[0][i] for e in kept) / len(kept) * per_call / 1e6 for i in range(len(key_seq))]
-        span_ms = sum(e[1] for e in kept) / len(kept) * per_call / 1e6
-        buffers.append(CommandBufferTimes(key_seq, ms, span_ms, per_call))
+        names = kept[0][0]
+        total = defaultdict(float)  # (key, occurrence) -> ns over the kept executions
+        for order, ns, _ in kept:
+            for slot, t in zip(slots(order), ns):
+                total[slot] += t
+        ms = [total[slot] / len(kept) * per_call / 1e6 for slot in slots(names)]
+        span_ms = sum(e[2] for e in kept) / len(kept) * per_call / 1e6
+        buffers.append(CommandBufferTimes(tuple(names), ms, span_ms, per_call))
     return ReplayTimes(buffers, calls - 1)
+
+
+def _in_command_order(events: list, keys: dict) -> tuple[list, list]:
+    """(events, their dispatch keys) in the order the command buffer recorded them: by command
+    index where the profile has the buffer's operations (reusable buffers), else (one-shot
+    buffers, whose events have no index) by start time, each event naming its own function."""
+    recorded = keys.get(events[0].get("command_buffer_id"), {})
+    if recorded and all(e.get("command_index") in recorded for e in events):
+        ordered = sorted(events, key=lambda e: e["command_index"])
+        return ordered, [recorded[e["command_index"]] for e in ordered]
+    ordered = sorted(events, key=lambda e: (e.get("start_host_time_ns") or 0, e.get("event_id") or 0))
+    return ordered, [e.get("key") or "?" for e in ordered]
+
+
+def slots(names: list) -> list[tuple]:
+    """Each position as (key, how many times the key came before): the same dispatch in every
+    execution of a buffer, even where concurrent dispatches started in another order."""
+    seen: dict = defaultdict(int)
+    result = []
+    for name in names:
+        result.append((name, seen[name]))
+        seen[name] += 1
+    return result
 
 
 def _interval(event: dict) -> tuple | None:
@@ -144,16 +170,16 @@ def _span(events: list) -> float:
 
 
 def _attribute(events: list) -> dict:
-    """Command index -> ns attributed to that dispatch: overlapping time is split equally among
-    the dispatches running together (events without start and end keep their duration)."""
+    """Position in `events` -> ns attributed to that dispatch: overlapping time is split equally
+    among the dispatches running together (events without start and end keep their duration)."""
     attributed = defaultdict(float)
     points = []
-    for e in events:
+    for i, e in enumerate(events):
         interval = _interval(e)
         if interval is None:
-            attributed[e["command_index"]] += e["duration_ns"]
+            attributed[i] += e["duration_ns"]
             continue
-        points += [(interval[0], 1, e["command_index"]), (interval[1], -1, e["command_index"])]
+        points += [(interval[0], 1, i), (interval[1], -1, i)]
     points.sort(key=lambda p: (p[0], p[1]))  # at one instant, ends before starts
     active: set = set()
     last = None
@@ -167,7 +193,7 @@ def _attribute(events: list) -> dict:
             active.add(index)
         else:
             active.discard(index)
-    return dict(attributed)
+    return attributed
 
 
-__all__ = ["PROFILING_MODES", "CommandBufferTimes", "ReplayTimes", "replay", "times_from_records", "tool"]
+__all__ = ["PROFILING_MODES", "CommandBufferTimes", "ReplayTimes", "replay", "slots", "times_from_records", "tool"]

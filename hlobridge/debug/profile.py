@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from .profile_report import format_table, profile_dict
-from .timeline import RunMetadata, RunOptions, complete_event, thread_metadata
+from .timeline import RunMetadata, RunOptions, Tracer, complete_event, thread_metadata
 
 DISPATCH_TID = 5  # the timeline row of the replayed dispatches (timeline.py has rows 1-4)
 _KEY = re.compile(r"_dispatch_(\d+)(?:_(.+))?$")
@@ -109,6 +109,7 @@ class Profile:
     device: str
     events: list = field(default_factory=list)
     iterations: int = 0  # replayed calls per cluster
+    subject: str = "Session step"  # or "call of main", for a compiled module (profile_capture.profile_module)
 
     @property
     def step_ms(self) -> float:
@@ -155,7 +156,8 @@ class Profile:
             else:
                 rows.append(self._other(c.name, launch - inside, launch, "launch beyond its kernels"))
         accounted += sum(ms for _, ms, cluster in kernels.values() if cluster is None)
-        rows.append(Row("session", self.step_ms - accounted, None, "Session.run (planning, feeds, fetches)"))
+        if self.subject == "Session step":
+            rows.append(Row("session", self.step_ms - accounted, None, "Session.run (planning, feeds, fetches)"))
         return sorted(rows, key=lambda r: -r.ms)
 
     def by_node(self) -> list[tuple]:
@@ -184,11 +186,13 @@ class Profile:
         """The profiled step's timeline with one event per dispatch on its own row: laid end to
         end in command order from the start of its launch (after any compile), with its row's
         time (shrunk further where they would overrun the launch); `args` hold the times."""
-        events = list(self.events) + thread_metadata(DISPATCH_TID, "dispatches (IREE HAL profile, replayed)")
+        events = list(self.events) or Tracer(f"hlobridge {self.subject}").events  # (a module: no timeline)
+        events += thread_metadata(DISPATCH_TID, "dispatches (IREE HAL profile, replayed)")
         step = self.step_ms
         for c in self.clusters:
-            launch = next((e for e in self.events if e.get("cat") == "cluster" and e["name"] == c.name), None)
-            if launch is None or not c.dispatches:
+            launch = next((e for e in self.events if e.get("cat") == "cluster" and e["name"] == c.name),
+                          {"ts": 0.0, "dur": float("inf")})  # a compiled module's call: no timeline
+            if not c.dispatches:
                 continue
             end = launch["ts"] + launch["dur"]
             start = max([launch["ts"]] + [e["ts"] + e["dur"] for e in self.events

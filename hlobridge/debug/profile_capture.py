@@ -9,9 +9,11 @@ after it, outside the launch's timed event; the copies' time is taken off the st
 step is over, each cluster is lowered again for its signature (the same StableHLO, so the
 compile cache hands back the very binary the step ran), replayed in iree-benchmark-module
 (dispatch_replay.py), and its command buffers are matched with the dispatch sites of a
-`--compile-to=stream` compile with locations (dispatch_sources.py): equal sequences of
-dispatch names give each dispatch its TF nodes. A command buffer that matches no region (the
-binary and the stream IR disagree) is named per dispatch function from its executable.
+`--compile-to=stream` compile with locations (dispatch_sources.py): a buffer and a region
+with the same dispatch functions match, the n-th call of a function in one being its n-th
+site in the other, and each dispatch gets its site's TF nodes. A command buffer that matches
+no region (the binary and the stream IR disagree) is named per dispatch function from its
+executable.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ import numpy as np
 from ..errors import InputError
 from ..runtime.host import to_host
 from ..runtime.module import DRIVERS
-from .dispatch_replay import replay
+from .dispatch_replay import replay, slots
 from .dispatch_sources import DispatchSite, body_labels, dispatch_sites
-from .profile import ClusterProfile, DispatchProfile, Profile, step_times
+from .profile import ClusterProfile, DispatchProfile, Profile, StepTimes, step_times
 from .timeline import RunMetadata, RunOptions, RunTrace, TracedLaunch
 
 
@@ -101,29 +103,61 @@ class ProfiledRun:
 def profile_cluster(call: CapturedCall, iterations: int) -> ClusterProfile:
     """Replay one launch's binary with its arguments and name its dispatches."""
     launch = call.launch
-    result = ClusterProfile(launch.name, len(launch.nodes))
     if call.args is None:
-        result.note = "ran on reference kernels (the cluster fell back): no dispatches"
-        return result
+        return ClusterProfile(launch.name, len(launch.nodes),
+                              note="ran on reference kernels (the cluster fell back): no dispatches")
     options = launch.config.options
     lowered = launch.lower(call.feeds, options.stages())
     vmfb, _ = launch.state.cache.get_or_compile(lowered.text(), options)
-    times = replay(vmfb, call.args, DRIVERS[launch.config.device], iterations=iterations,
-                   what=f"cluster {launch.name}")
-    regions = dispatch_sites(lowered.text(debug_info=True), options)
-    by_keys = {tuple(s.key for s in region): region for region in regions}
+    return replayed(ClusterProfile(launch.name, len(launch.nodes)), vmfb, call.args, launch.config.device,
+                    options, lowered.text(debug_info=True), launch.graph, iterations)
+
+
+def replayed(result: ClusterProfile, vmfb: bytes, args: list, device: str, options, located_mlir: str,
+             graph, iterations: int) -> ClusterProfile:
+    """`result` with the dispatches of `vmfb` called with `args` on `device`, replayed, each named
+    from `located_mlir` (the module's StableHLO with locations, compiled with `options`) and
+    `graph` (for op types; None: unknown)."""
+    times = replay(vmfb, args, DRIVERS[device], iterations=iterations, what=result.name)
+    regions = dispatch_sites(located_mlir, options)
+    by_keys = {tuple(sorted(s.key for s in region)): region for region in regions}
     fallback = body_labels(regions)
     for buffer in times.buffers:
-        sites = by_keys.get(tuple(buffer.keys))
+        ms_of = dict(zip(slots(buffer.keys), buffer.ms))
+        sites = by_keys.get(tuple(sorted(buffer.keys)))
         if sites is None:
             result.note = "a command buffer matched no dispatch region: named per dispatch function"
             sites = [fallback.get(k, DispatchSite(k, ())) for k in buffer.keys]
-        for site, ms in zip(sites, buffer.ms):
-            ops = tuple(launch.graph.nodes[n].op if n in launch.graph.nodes else "?" for n in site.nodes)
-            result.dispatches.append(DispatchProfile(launch.name, len(result.dispatches), site.key, ms,
+        for site, slot in zip(sites, slots([s.key for s in sites])):
+            ms = ms_of[slot]
+            ops = tuple(graph.nodes[n].op if graph is not None and n in graph.nodes else "?" for n in site.nodes)
+            result.dispatches.append(DispatchProfile(result.name, len(result.dispatches), site.key, ms,
                                                      site.nodes, ops, site.shared))
     result.replay_ms = times.span_ms
     return result
 
 
-__all__ = ["CapturedCall", "LaunchCapture", "ProfiledRun", "profile_cluster"]
+def profile_module(model, feeds: dict, *, device: str = "cpu", steps: int = 5, iterations: int = 5,
+                   graph=None) -> Profile:
+    """The profile of one call of a compiled module's `main` (compile.driver.CompiledModel) with
+    `feeds` (inputs by name): the call timed in this process (median of `steps` after one
+    warm-up), its dispatches replayed; `graph` (what it was compiled from) names op types."""
+    if steps < 1 or iterations < 1:
+        raise InputError(f"profile_module needs steps >= 1 and iterations >= 1 (got {steps}, {iterations})")
+    module = model.load(device)
+    args = module.arguments(feeds)
+    main = module.main
+    main.call_device(*args)  # warm-up: first-call allocations
+    runs = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        main.call_device(*args)
+        ms = (time.perf_counter() - start) * 1e3
+        runs.append(StepTimes(ms, {"main": ms}, {}))
+    host = [np.array(to_host(a)) for a in args]
+    cluster = replayed(ClusterProfile("main", 0), model.vmfb, host, device, model.options,
+                       model.lowered.text(debug_info=True), graph, iterations)
+    return Profile(runs, [cluster], device, [], iterations, subject="call of main")
+
+
+__all__ = ["CapturedCall", "LaunchCapture", "ProfiledRun", "profile_cluster", "profile_module", "replayed"]

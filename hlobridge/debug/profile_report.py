@@ -26,12 +26,13 @@ def format_table(prof, top: int) -> str:
     """The console report of `prof`: summary lines, then its `top` longest rows."""
     step = prof.step_ms
     kernels = prof.kernel_times()
-    lines = [f"Session step: {step:.3f} ms (median of {len(prof.runs)} traced step(s), device "
+    lines = [f"{prof.subject}: {step:.3f} ms (median of {len(prof.runs)} timed run(s), device "
              f"{prof.device or 'none'}); dispatches replayed {prof.iterations}x in iree-benchmark-module"]
     for c in prof.clusters:
         launch = prof.cluster_ms(c.name)
+        nodes = f"{c.nodes} nodes, " if c.nodes else ""
         text = (f"  {c.name}: {launch:.3f} ms, {_pct(launch / step if step else None)} of the step, "
-                f"{c.nodes} nodes, {len(c.dispatches)} dispatches: {c.dispatch_ms:.3f} ms replayed "
+                f"{nodes}{len(c.dispatches)} dispatches: {c.dispatch_ms:.3f} ms replayed "
                 f"(command buffers {c.replay_ms:.3f} ms)")
         scale = prof.replay_scale(c)
         notes = [c.note] if c.note else []
@@ -77,7 +78,7 @@ def profile_dict(prof, top: int | None) -> dict:
     step = prof.step_ms
     rows = prof.rows()
     return {
-        "step_ms": step, "steps": len(prof.runs), "device": prof.device, "replayed_calls": prof.iterations,
+        "subject": prof.subject, "step_ms": step, "steps": len(prof.runs), "device": prof.device, "replayed_calls": prof.iterations,
         "clusters": [{"name": c.name, "nodes": c.nodes, "launch_ms": prof.cluster_ms(c.name),
                       "replayed_dispatch_ms": c.dispatch_ms, "replayed_command_buffer_ms": c.replay_ms,
                       "replay_scale": prof.replay_scale(c), "dispatches": len(c.dispatches), "note": c.note}

@@ -12,12 +12,13 @@ import warnings
 
 import pytest
 
-from hlobridge import InputError, RunMetadata, RunOptions, Session
+from hlobridge import InputError, RunMetadata, RunOptions, Session, compile_graph, load_graph
 from hlobridge.compile.cache import clear_memory_cache
 from hlobridge.compile.driver import CompileOptions, compile_mlir
 from hlobridge.debug.dispatch_replay import times_from_records
 from hlobridge.debug.dispatch_sources import loc_names, parse_stream_ir
 from hlobridge.debug.profile import DISPATCH_TID, profile
+from hlobridge.debug.profile_capture import profile_module
 from hlobridge.errors import JitFallbackWarning
 from hlobridge.runtime.cluster_launch import ClusterLaunch
 from hlobridge.spec import TensorSpec
@@ -82,7 +83,7 @@ def test_the_table_lists_dispatches_with_their_nodes_and_shares(mlp_adam):
     sess, _, _, prof = mlp_adam
     text = prof.table(top=8)
     lines = text.splitlines()
-    assert lines[0].startswith("Session step: ") and "median of 2 traced step(s)" in lines[0]
+    assert lines[0].startswith("Session step: ") and "median of 2 timed run(s)" in lines[0]
     assert any(line.startswith(f"  {c.name}: ") and f"{len(c.dispatches)} dispatches" in line
                for c in prof.clusters for line in lines)
     top = prof.rows()[:8]
@@ -143,6 +144,24 @@ def test_a_cluster_that_fell_back_has_no_dispatches_and_keeps_its_kernels():
     assert sum(r.ms for r in prof.rows()) == pytest.approx(prof.step_ms, rel=1e-9)
 
 
+def test_a_compiled_module_is_profiled_per_call(shared_graphs):
+    case = Case.load(shared_graphs / "cnn_infer_bn")
+    run = case.meta["runs"][0]
+    feeds = {name: case.array(key) for name, key in run["feeds"].items()}
+    graph = load_graph(case.graph_path)
+    model = compile_graph(graph, outputs=list(run["expected"]),
+                          input_shapes={name: v.shape for name, v in feeds.items()})
+    prof = profile_module(model, feeds, steps=2, iterations=1, graph=graph)
+    [cluster] = prof.clusters
+    assert len(cluster.dispatches) == model.stats["dispatches"] and not cluster.note
+    assert all(d.nodes and d.ops == tuple(graph.nodes[n].op for n in d.nodes) for d in cluster.dispatches)
+    assert {"Conv2D", "DepthwiseConv2dNative"} <= {op for d in cluster.dispatches for op in d.ops}
+    assert sum(r.ms for r in prof.rows()) == pytest.approx(prof.step_ms, rel=1e-9)
+    assert prof.table(5).startswith("call of main: ")
+    events = check_trace(prof.to_chrome_trace())
+    assert sum(e["cat"] == "dispatch" for e in events) == len(cluster.dispatches)
+
+
 def test_profile_refuses_bad_counts(mlp_adam):
     sess, fetches, feeds, _ = mlp_adam
     with pytest.raises(InputError, match="steps >= 1"):
@@ -169,6 +188,20 @@ def test_overlapping_dispatches_share_their_time_and_the_warmup_call_is_dropped(
     assert buffer.keys == ("a", "b", "c") and buffer.executions == 1
     assert buffer.ms == pytest.approx([100e-6, 25e-6, 75e-6])
     assert buffer.span_ms == pytest.approx(250e-6) and times.span_ms == pytest.approx(250e-6)
+
+
+def test_one_shot_buffers_without_command_indices_are_ordered_by_start_time():
+    unknown = 2 ** 32 - 1  # what the profile says of a one-shot buffer's command index
+
+    def event(submission, key, start, end, event_id):
+        return {**_event(submission, unknown, start, end, buffer=0), "key": key, "event_id": event_id}
+
+    # in the timed call, c started before b: slots follow start order, each event names its key
+    records = [event(1, "a", 0, 10, 1), event(1, "b", 10, 20, 2), event(1, "c", 20, 30, 3),
+               event(2, "a", 100, 200, 4), event(2, "c", 200, 260, 5), event(2, "b", 260, 300, 6)]
+    [buffer] = times_from_records(records, calls=2).buffers
+    assert buffer.keys == ("a", "c", "b") and buffer.ms == pytest.approx([100e-6, 60e-6, 40e-6])
+    assert buffer.span_ms == pytest.approx(200e-6)
 
 
 STREAM = """\
