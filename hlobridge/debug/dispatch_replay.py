@@ -6,7 +6,8 @@ local devices the worker threads' start and end of every dispatch (`host-executi
 device timestamps (`dispatch-events`). The Python bindings do not expose the profile sink, so
 the call is replayed in `iree-benchmark-module`, a subprocess (an IREE abort there is an error
 message, not a dead Python): the same vmfb, the arguments the call really had, the same
-driver, `iterations` + 1 calls (the first warms caches and thread pools, and is dropped).
+driver and the runtime flags of `IREE_PY_RUNTIME_FLAGS` (thread topology), `iterations` + 1
+calls (the first warms caches and thread pools, and is dropped).
 
 A command buffer may hold dispatches that run concurrently (no barrier between them). Their
 wall times overlap, so each elementary interval is shared equally among the dispatches
@@ -17,6 +18,8 @@ some dispatch was running, never more than the execution's span.
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
 import tempfile
 from collections import defaultdict
@@ -76,7 +79,8 @@ def replay(vmfb: bytes, args: list, driver: str, *, iterations: int = 5, functio
             np.save(tmp / f"arg{i}.npy", np.asarray(a, order="C"))  # (ascontiguousarray makes 0-d 1-d)
             inputs.append(f"--input=@{tmp / f'arg{i}.npy'}")
         _run([benchmark_exe(), f"--module={tmp / 'module.vmfb'}", f"--function={function}", f"--device={driver}",
-              *inputs, f"--benchmark_min_time={iterations + 1}x",
+              *inputs, *shlex.split(os.environ.get("IREE_PY_RUNTIME_FLAGS", "")),  # the session's threads
+              f"--benchmark_min_time={iterations + 1}x",
               f"--device_profiling_mode={PROFILING_MODES[driver]}",
               f"--device_profiling_output={tmp / 'run.ireeprof'}"], what)
         _run([tool("iree-profile"), "export", "--format=ireeperf-jsonl", f"--output={tmp / 'run.jsonl'}",

@@ -45,8 +45,8 @@ class Case:
 
     @property
     def graph_path(self) -> Path:
-        """The case's text GraphDef."""
-        return self.path / self.meta.get("graph_pbtxt", "graph.pbtxt")
+        """The case's GraphDef: the text one, or the binary one where the case has no text."""
+        return self.path / (self.meta.get("graph_pbtxt") or self.meta.get("graph_pb") or "graph.pbtxt")
 
     @property
     def tolerance(self) -> dict:
