@@ -59,7 +59,8 @@ def parse_arguments(argv=None) -> argparse.Namespace:
                    help="write the profiled step's Chrome trace, dispatches included (chrome://tracing, Perfetto)")
     p.add_argument("--json", action="store_true", help="print the profile as JSON instead of the table")
     p.add_argument("--device", default="cpu-task", choices=DEVICES)
-    p.add_argument("--jit", default="auto", choices=[m for m in JIT_MODES if m != "off"])
+    p.add_argument("--jit", default="auto", choices=JIT_MODES,
+                   help="as Session(jit=...); off: every op on its reference kernel (default auto)")
     p.add_argument("--fusion", default=CompileOptions.fusion, choices=FUSION_MODES,
                    help="who forms IREE dispatches (as hlobridge-compile --fusion; default %(default)s)")
     return p.parse_args(argv)

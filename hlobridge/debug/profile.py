@@ -153,8 +153,9 @@ class Profile:
                                         "between dispatches (barriers, idle)"))
                 rows.append(self._other(c.name, launch - c.replay_ms * scale, launch,
                                         "outside command buffers (call, alloc)"))
-            else:
-                rows.append(self._other(c.name, launch - inside, launch, "launch beyond its kernels"))
+            else:  # fell back to kernels, or not profiled
+                rows.append(self._other(c.name, launch - inside, launch,
+                                        "launch beyond its kernels" if inside else "launch (no dispatches timed)"))
         accounted += sum(ms for _, ms, cluster in kernels.values() if cluster is None)
         if self.subject == "Session step":
             rows.append(Row("session", self.step_ms - accounted, None, "Session.run (planning, feeds, fetches)"))

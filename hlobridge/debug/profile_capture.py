@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import HlobridgeError, InputError
 from ..runtime.host import to_host
 from ..runtime.module import DRIVERS
 from .dispatch_replay import replay, slots
@@ -107,10 +107,14 @@ def profile_cluster(call: CapturedCall, iterations: int) -> ClusterProfile:
         return ClusterProfile(launch.name, len(launch.nodes),
                               note="ran on reference kernels (the cluster fell back): no dispatches")
     options = launch.config.options
-    lowered = launch.lower(call.feeds, options.stages())
-    vmfb, _ = launch.state.cache.get_or_compile(lowered.text(), options)
-    return replayed(ClusterProfile(launch.name, len(launch.nodes)), vmfb, call.args, launch.config.device,
-                    options, lowered.text(debug_info=True), launch.graph, iterations)
+    try:
+        lowered = launch.lower(call.feeds, options.stages())
+        vmfb, _ = launch.state.cache.get_or_compile(lowered.text(), options)
+        return replayed(ClusterProfile(launch.name, len(launch.nodes)), vmfb, call.args, launch.config.device,
+                        options, lowered.text(debug_info=True), launch.graph, iterations)
+    except HlobridgeError as e:  # the step ran: its results and timeline stand, this cluster has no dispatches
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        return ClusterProfile(launch.name, len(launch.nodes), note=f"not profiled: {first}")
 
 
 def replayed(result: ClusterProfile, vmfb: bytes, args: list, device: str, options, located_mlir: str,

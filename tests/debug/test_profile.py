@@ -19,7 +19,8 @@ from hlobridge.debug.dispatch_replay import times_from_records
 from hlobridge.debug.dispatch_sources import loc_names, parse_stream_ir
 from hlobridge.debug.profile import DISPATCH_TID, profile
 from hlobridge.debug.profile_capture import profile_module
-from hlobridge.errors import JitFallbackWarning
+from hlobridge.debug import profile_capture
+from hlobridge.errors import HlobridgeError, JitFallbackWarning
 from hlobridge.runtime.cluster_launch import ClusterLaunch
 from hlobridge.spec import TensorSpec
 
@@ -125,6 +126,22 @@ def test_run_options_profile_fills_run_metadata_and_writes_the_trace(mlp_adam, t
     written = check_trace(json.loads(path.read_text()))
     assert sum(e["cat"] == "dispatch" for e in written) == len(md.profile.clusters[0].dispatches)
     assert md.events == md.profile.to_chrome_trace()["traceEvents"]
+
+
+def test_a_replay_that_fails_leaves_the_step_and_says_why(mlp_adam, monkeypatch):
+    sess, fetches, feeds, _ = mlp_adam
+
+    def failing(*args, **kwargs):
+        raise HlobridgeError("profiling cluster_0: iree-benchmark-module failed (exit 1): no luck")
+
+    monkeypatch.setattr(profile_capture, "replay", failing)
+    md = RunMetadata()
+    _, loss = sess.run(fetches, feeds, options=RunOptions(profile=True), run_metadata=md)
+    assert loss > 0
+    [cluster] = md.profile.clusters
+    assert not cluster.dispatches and cluster.note.startswith("not profiled: profiling cluster_0: ")
+    assert "not profiled" in md.profile.table().splitlines()[1]
+    assert [r.label for r in md.profile.rows() if r.cluster == cluster.name] == ["launch (no dispatches timed)"]
 
 
 def test_a_cluster_that_fell_back_has_no_dispatches_and_keeps_its_kernels():
