@@ -13,11 +13,13 @@ How it measures (docs/profiling.md says more):
   (profile_capture.py); each cluster's binary is replayed with them in iree-benchmark-module
   with IREE's HAL profiler on (dispatch_replay.py), and each dispatch is named by the TF
   nodes whose locations it carries (dispatch_sources.py).
-A dispatch's ms is its time in the replay, its share of the step that time over the measured
-step, its share of the cluster that time over the measured launch; each cluster's "other" row
-is its launch time minus its dispatches (the call from Python, allocations, barriers, idle
-workers), and the step's "Session.run" row what no unit accounts for (planning, feeds,
-fetches). The rows add up to the step.
+A dispatch's ms is its time in the replay (scaled down to the launch where the replayed
+command buffers took longer than the whole launch did: a busier machine), its share of the
+step that time over the measured step, its share of the cluster that time over the measured
+launch. Each cluster also has two "other" rows: its command buffers beyond their dispatches
+(barriers, idle workers), and its launch beyond its command buffers (the call from Python,
+allocation); the step's "Session.run" row is what no unit accounts for (planning, feeds,
+fetches). The rows add up to the step, and a cluster's rows to its launch.
 """
 
 from __future__ import annotations

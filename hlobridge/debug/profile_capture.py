@@ -13,7 +13,8 @@ compile cache hands back the very binary the step ran), replayed in iree-benchma
 with the same dispatch functions match, the n-th call of a function in one being its n-th
 site in the other, and each dispatch gets its site's TF nodes. A command buffer that matches
 no region (the binary and the stream IR disagree) is named per dispatch function from its
-executable.
+executable; a cluster whose replay fails keeps the step's results and its profile says why.
+`profile_module` profiles one call of a compiled module (compile_graph's) the same way.
 """
 
 from __future__ import annotations

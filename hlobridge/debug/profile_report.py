@@ -36,7 +36,7 @@ def format_table(prof, top: int) -> str:
                 f"(command buffers {c.replay_ms:.3f} ms)")
         scale = prof.replay_scale(c)
         notes = [c.note] if c.note else []
-        if scale < 1:
+        if scale < 0.995:  # (what rounds to 1.00x is not worth a note)
             notes.append(f"the replay ran {1 / scale:.2f}x slower than the launch: its times scaled by {scale:.2f}")
         lines.append("; ".join([text, *notes]))
     host = [ms for _, ms, cluster in kernels.values() if cluster is None]

@@ -31,6 +31,7 @@ def _table_rows(text: str) -> list[list[str]]:
 def test_console_script_profiles_a_graph_with_random_feeds(shared_graphs, tmp_path):
     """The installed entry point on cnn_train's GraphDef, as its README's user would type it."""
     script = Path(sys.executable).parent / PROG
+    assert script.exists(), f"{script} is missing: install the package again (pip install -e .) to get it"
     trace = tmp_path / "step.json"
     proc = subprocess.run([script, shared_graphs / "cnn_train" / "graph.pbtxt", "--fetch", "train",
                            "--fetch", "loss:0", "--init", "init", "--input-shape", "x:0=8,28,28,1",
