@@ -1,59 +1,13 @@
-"""Reading the graph corpus format (case.json + data.npz) and judging results by its rules."""
+"""Judging results by the graph corpus's rules (its reader, `Case`, is hlobridge/frontend/corpus_case.py)."""
 
 from __future__ import annotations
 
-import json
 import warnings
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from hlobridge.errors import HlobridgeError, JitFallbackWarning
-
-
-@dataclass
-class Case:
-    path: Path
-    meta: dict
-    data: dict
-
-    @classmethod
-    def load(cls, path: Path) -> "Case":
-        meta = json.loads((path / "case.json").read_text())
-        with np.load(path / "data.npz", allow_pickle=True) as npz:
-            data = {k: npz[k] for k in npz.files}
-        return cls(path, meta, data)
-
-    @property
-    def graph_path(self) -> Path:
-        return self.path / self.meta.get("graph_pbtxt", "graph.pbtxt")
-
-    @property
-    def tolerance(self) -> dict:
-        return self.meta["suggested_tolerance"]
-
-    def array(self, key: str) -> np.ndarray:
-        return self.data[key]
-
-    def init_feeds(self) -> dict:
-        """TF's initial values, fed into each variable's initial_value_tensor (where stored in full)."""
-        return {v["initial_value_tensor"]: self.array(v["initial_value"]["npz"])
-                for v in self.meta["variables"] if "npz" in v.get("initial_value", {})}
-
-    def first_run(self):
-        """(init fetch or None, init feeds, fetches, feeds) of the first train step, or of the
-        first inference run: what a benchmark or a one-run check executes."""
-        meta = self.meta
-        if meta["kind"] == "train":
-            return meta["init_op"], self.init_feeds(), [meta["train_op"], meta["loss"]], self.step_feeds(0)
-        run = meta["runs"][0]
-        return None, {}, list(run["expected"]), {n: self.array(k) for n, k in run["feeds"].items()}
-
-    def step_feeds(self, step: int) -> dict:
-        """Step `step`'s feeds: each pool's rows, as the protocol says (batch_index, step_sizes)."""
-        return {name: _batch(self.array(src["npz"]), self, step)
-                for name, src in self.meta["train"]["step_feeds"].items()}
+from hlobridge.frontend.corpus_case import Case  # noqa: F401  (the reader the tests use)
 
 
 def assert_matches(got, want, tol: dict, what: str) -> None:
@@ -69,17 +23,6 @@ def assert_matches(got, want, tol: dict, what: str) -> None:
         np.testing.assert_array_equal(got, want, err_msg=what)
     else:
         np.testing.assert_allclose(got, want, rtol=tol["rtol"], atol=tol["atol"], err_msg=what)
-
-
-def _batch(pool: np.ndarray, case: "Case", step: int) -> np.ndarray:
-    """The step's rows of a feed pool, as the protocol says (batch_index, step_sizes)."""
-    train = case.meta["train"]
-    if not train.get("batch_index"):
-        return pool
-    index = case.array(train["batch_index"])[step]
-    if train.get("step_sizes"):
-        index = index[: case.array(train["step_sizes"])[step]]
-    return pool[index]
 
 
 def run_training(case: "Case", session) -> dict:

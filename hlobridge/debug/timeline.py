@@ -37,17 +37,23 @@ THREAD_NAMES = {RUN_TID: "Session.run", CLUSTER_TID: "cluster launches (IREE)",
 
 @dataclass(frozen=True)
 class RunOptions:
-    """`trace=True` records a timeline of the run; `trace_path` writes it as Chrome trace JSON."""
+    """`trace=True` records a timeline of the run; `trace_path` writes it as Chrome trace JSON.
+    `profile=True` also times every IREE dispatch of the run's clusters, replaying each launch
+    `profile_iterations` times (debug/profile.py), into `RunMetadata.profile` and the timeline."""
 
     trace: bool = False
     trace_path: str | os.PathLike | None = None
+    profile: bool = False
+    profile_iterations: int = 5
 
 
 class RunMetadata:
-    """Receives a traced run's events (each run replaces the previous one's)."""
+    """Receives a traced run's events, and a profiled run's `profile` (each run replaces the
+    previous one's)."""
 
     def __init__(self):
         self.events: list[dict] = []
+        self.profile = None  # debug.profile.Profile, after a run with RunOptions(profile=True)
 
     def chrome_trace(self) -> dict:
         """The events as a Chrome trace-event document (for chrome://tracing or Perfetto)."""
@@ -70,6 +76,18 @@ def describe(value) -> str:
     return f"{dtype}[{','.join(str(d) for d in shape)}]"
 
 
+def thread_metadata(tid: int, name: str) -> list[dict]:
+    """The metadata events that name row `tid` and sort it by its number."""
+    return [{"name": "thread_name", "ph": "M", "pid": PID, "tid": tid, "args": {"name": name}},
+            {"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": tid, "args": {"sort_index": tid}}]
+
+
+def complete_event(name: str, cat: str, tid: int, ts_us: float, dur_us: float, args: dict) -> dict:
+    """A complete ("X") event at `ts_us` (microseconds on this module's clock) lasting `dur_us`."""
+    return {"name": name, "cat": cat, "ph": "X", "pid": PID, "tid": tid,
+            "ts": round(ts_us, 3), "dur": round(dur_us, 3), "args": args}
+
+
 class Tracer:
     """Collects trace events of one run."""
 
@@ -77,14 +95,11 @@ class Tracer:
         self.events: list[dict] = [
             {"name": "process_name", "ph": "M", "pid": PID, "tid": 0, "args": {"name": process_name}}]
         for tid, name in THREAD_NAMES.items():
-            self.events.append({"name": "thread_name", "ph": "M", "pid": PID, "tid": tid, "args": {"name": name}})
-            self.events.append({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": tid,
-                                "args": {"sort_index": tid}})
+            self.events += thread_metadata(tid, name)
 
     def complete(self, name: str, cat: str, tid: int, start: float, end: float, args: dict) -> None:
         """A complete event from perf_counter() `start` to `end`."""
-        self.events.append({"name": name, "cat": cat, "ph": "X", "pid": PID, "tid": tid,
-                            "ts": _us(start), "dur": round((end - start) * 1e6, 3), "args": args})
+        self.events.append(complete_event(name, cat, tid, _us(start), (end - start) * 1e6, args))
 
 
 class TracedStep:

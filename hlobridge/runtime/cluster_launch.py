@@ -75,8 +75,9 @@ class JitState:
 class Executable:
     """A compiled signature: the module's fast invoke and which variables it reads and writes."""
 
-    def __init__(self, module: LoadedModule, resource_args, written, n_outputs: int):
+    def __init__(self, module: LoadedModule, resource_args, written, n_outputs: int, vmfb: bytes = b""):
         self.module = module  # keeps the VM context alive
+        self.vmfb = vmfb  # the binary (the memory cache's bytes, not a copy): the profiler replays it
         self.invoke = module.functions["main"].invoke
         self.resource_args = resource_args
         self.written = written
@@ -159,11 +160,17 @@ class ClusterLaunch:
         self.executables[key] = exe
         return exe
 
-    def _compile(self, args: list) -> tuple[Executable, str]:
+    def feed_specs(self, args: list) -> dict:
+        """The specs `lower` takes for these arguments: dtypes and shapes, and the values of the
+        inputs read as constants."""
         feeds = {}
         for i, (ref, arg) in enumerate(zip(self.tensor_inputs, args)):
             value = np.asarray(to_host(arg)) if i in self.value_inputs else None
             feeds[ref] = TensorSpec(np.dtype(arg.dtype), tuple(arg.shape), value)
+        return feeds
+
+    def _compile(self, args: list) -> tuple[Executable, str]:
+        feeds = self.feed_specs(args)
         options, cache = self.config.options, self.state.cache
         dump = cluster_dumper(self.name)  # HLOBRIDGE_FLAGS --dump-to: DIR/NNN-<cluster>/
         if dump.enabled:  # the stages are wanted: lower, then look the text up
@@ -176,7 +183,8 @@ class ClusterLaunch:
         module = LoadedModule(vmfb, self.config.device)
         signature = module.functions["main"].signature
         return Executable(module, [TensorRef.parse(n) for n in signature.variables_read()],
-                          [TensorRef.parse(n) for n in signature.variables_written()], len(self.outputs)), source
+                          [TensorRef.parse(n) for n in signature.variables_written()], len(self.outputs),
+                          vmfb), source
 
     def lower(self, feeds: dict, stages, dump=None):
         """The cluster as one verified StableHLO module, through `stages`, for these specs of

@@ -176,6 +176,15 @@ class LoadedModule:
     def run(self, feeds: dict) -> dict:
         """Call `main` with inputs by name ('x' or 'x:0'); returns outputs by name."""
         main = self._main
+        results = main(*self.arguments(feeds))
+        if len(main.output_names) == 1:
+            results = (results,)
+        return dict(zip(main.output_names, results))
+
+    def arguments(self, feeds: dict) -> list:
+        """`main`'s arguments in order from inputs by name ('x' or 'x:0'); an error names the
+        missing and unknown ones."""
+        main = self._main
         norm = {(k if ":" in k else f"{k}:0"): v for k, v in feeds.items()}
         missing = [n for n in main.input_names if n not in norm]
         extra = [k for k in norm if k not in main.input_names]
@@ -186,10 +195,7 @@ class LoadedModule:
             if extra:
                 parts.append(f"unknown input(s) {', '.join(extra)}")
             raise InputError(f"{'; '.join(parts)} (inputs: {', '.join(main.input_names)})")
-        results = main(*[norm[n] for n in main.input_names])
-        if len(main.output_names) == 1:
-            results = (results,)
-        return dict(zip(main.output_names, results))
+        return [norm[n] for n in main.input_names]
 
 
 def load(vmfb, device: str = "cpu") -> LoadedModule:

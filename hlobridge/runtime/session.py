@@ -31,7 +31,7 @@ from ..analysis.graph_algorithms import ranked_topological_order
 from ..analysis.shape_inference import infer_specs, outputs_by_node
 from ..compile.cache import CompileCache
 from ..compile.driver import CompileOptions
-from ..debug import timeline
+from ..debug import profile_capture, timeline
 from ..debug.clustering_dump import dump_if_flags_ask
 from ..errors import HlobridgeError, InputError
 from ..frontend.functions import library_of
@@ -119,11 +119,13 @@ class Session:
     def run(self, fetches, feed_dict: dict | None = None, options: timeline.RunOptions | None = None,
             run_metadata: timeline.RunMetadata | None = None):
         """Run what `fetches` need with `feed_dict`; the fetched values in the fetches' structure.
-        `options=RunOptions(trace=True, trace_path=...)` records a timeline (debug/timeline.py)."""
+        `options=RunOptions(trace=True, trace_path=...)` records a timeline (debug/timeline.py);
+        `RunOptions(profile=True)` also times each IREE dispatch (debug/profile.py)."""
         structure, feeds, plan = self._plan_for(fetches, feed_dict)
-        if options is not None and options.trace:
-            trace = timeline.RunTrace(options, run_metadata, f"hlobridge Session (jit={self.jit}, {self.device})",
-                                      self.compile_events)
+        if options is not None and (options.trace or options.profile):
+            observer = profile_capture.ProfiledRun if options.profile else timeline.RunTrace
+            trace = observer(options, run_metadata, f"hlobridge Session (jit={self.jit}, {self.device})",
+                             self.compile_events)
             start = time.perf_counter()
             values = plan.execute(feeds, self._env, trace.wrap(plan.units))
             trace.finish(start, time.perf_counter(), plan)
