@@ -110,7 +110,7 @@ def profile_cluster(call: CapturedCall, iterations: int) -> ClusterProfile:
     options = launch.config.options
     try:
         lowered = launch.lower(call.feeds, options.stages())  # for its locations: the step's binary is replayed
-        vmfb = launch.executables[launch.signature(call.args)].vmfb
+        vmfb = launch.executables[launch.signature(call.args[:len(launch.tensor_inputs)])].vmfb
         return replayed(ClusterProfile(launch.name, len(launch.nodes)), vmfb, call.args, launch.config.device,
                         options, lowered.text(debug_info=True), launch.graph, iterations)
     except HlobridgeError as e:  # the step ran: its results and timeline stand, this cluster has no dispatches
