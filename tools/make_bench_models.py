@@ -5,7 +5,6 @@ TensorFlow is a development tool only, run from its own venv:
 
     .tfvenv/bin/python tools/make_bench_models.py                        # every model
     .tfvenv/bin/python tools/make_bench_models.py resnet50_train bert2_infer
-    .tfvenv/bin/python tools/make_bench_models.py --list
 
 Each model is a case folder in the shared corpus's format (../shared/graphs/README.md):
 graph.pb, case.json, data.npz, ops.json, but no graph.pbtxt (case.json's graph_pbtxt is null):
@@ -295,17 +294,11 @@ MODELS = {c.name: c for c in (
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("models", nargs="*", help=f"models to write (default all): {', '.join(MODELS)}")
+    p.add_argument("models", nargs="*", metavar="MODEL", help=f"models to write (default all): {', '.join(MODELS)}")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default bench-models/)")
-    p.add_argument("--list", action="store_true", help="list the models and exit")
     args = p.parse_args(argv)
-    if args.list:
-        for m in MODELS.values():
-            print(f"{m.name:20s} {m.description}")
-        return 0
-    unknown = [n for n in args.models if n not in MODELS]
-    if unknown:
-        p.error(f"unknown model(s): {unknown}")
+    if set(args.models) - set(MODELS):
+        p.error(f"unknown model(s): {sorted(set(args.models) - set(MODELS))}")
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.models or MODELS:
         record(MODELS[name], args.out, max_bytes=None, text=False)
