@@ -6,10 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hlobridge.compile.cache import clear_memory_cache
 from hlobridge.runtime.session import Session
 from tests.corpus import Case
 
@@ -54,6 +56,19 @@ def start(w: Workload, jit: str, device: str, cache_dir) -> tuple[Session, float
         sess.run(w.init, w.init_feeds)
     out = sess.run(w.fetches, w.feeds)
     return sess, time.perf_counter() - t, out
+
+
+def cold_and_warm_start(w: Workload, jit: str, device: str) -> tuple[Session, float, float, list]:
+    """start() with empty caches (disk and memory), then again with every cluster in the disk
+    cache and the memory cache cleared, as a second process would start. Returns the second
+    Session, both times, and what the cold start fetched."""
+    with tempfile.TemporaryDirectory(prefix="hlobridge-bench-") as cache:
+        clear_memory_cache()
+        sess, cold_s, out = start(w, jit, device, cache)
+        del sess
+        clear_memory_cache()
+        sess, warm_s, _ = start(w, jit, device, cache)
+    return sess, cold_s, warm_s, out
 
 
 def time_block(sess: Session, w: Workload, steps: int) -> float:

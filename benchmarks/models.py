@@ -41,7 +41,6 @@ import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import traceback
 from pathlib import Path
 
@@ -50,9 +49,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import (SHARED, Workload, add_timing_arguments, markdown_table, report, start,  # noqa: E402
-                               text_table, time_block)
-from hlobridge.compile.cache import clear_memory_cache  # noqa: E402
+from benchmarks.common import (SHARED, Workload, add_timing_arguments, cold_and_warm_start, markdown_table,  # noqa: E402
+                               report, text_table, time_block)
 from tests.corpus import Case  # noqa: E402
 
 CORPUS = ["seed_linreg_resource", "seed_linreg_ref", "seed_mnist_softmax", "mlp_adam", "cnn_train", "cnn_infer_bn"]
@@ -111,19 +109,6 @@ class TFServer:
         self.proc.wait()
 
 
-def hlobridge_starts(w: Workload, row: dict, device: str):
-    """Cold and warm start into `row`; the warm Session, for the steady state."""
-    with tempfile.TemporaryDirectory(prefix="hlobridge-bench-") as cache:
-        clear_memory_cache()
-        sess, row["cold_start_s"], out = start(w, "auto", device, cache)
-        row["check_error"] = check_error(out, w.expected)
-        del sess
-        clear_memory_cache()
-        sess, row["warm_start_s"], _ = start(w, "auto", device, cache)
-    row["clusters"] = len({e.cluster for e in sess.compile_events})
-    return sess
-
-
 def interleaved(timers: dict, args) -> tuple[int, dict]:
     """Warm-up runs, then `repeat` blocks per timer in turn (who goes first alternates);
     (runs per block, {timer: [ms/step of each block]})."""
@@ -139,7 +124,8 @@ def interleaved(timers: dict, args) -> tuple[int, dict]:
 
 def bench_workload(w: Workload, folder: Path, run: str | None, args, tf: TFServer | None) -> dict:
     row = {"model": w.name, "kind": "train" if run is None else "inference", "device": args.device}
-    sess = hlobridge_starts(w, row, args.device)
+    sess, row["cold_start_s"], row["warm_start_s"], out = cold_and_warm_start(w, "auto", args.device)
+    row["check_error"], row["clusters"] = check_error(out, w.expected), len({e.cluster for e in sess.compile_events})
     timers = {"hlobridge": lambda steps: time_block(sess, w, steps)}
     if tf is not None:
         try:

@@ -27,14 +27,13 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import SHARED, Workload, add_timing_arguments, markdown_table, report, start, steady  # noqa: E402
-from hlobridge.compile.cache import clear_memory_cache  # noqa: E402
+from benchmarks.common import (SHARED, Workload, add_timing_arguments, cold_and_warm_start, markdown_table,  # noqa: E402
+                               report, start, steady)
 from tests.corpus import Case  # noqa: E402
 
 CASES = ["seed_linreg_resource", "seed_linreg_ref", "seed_mnist_softmax", "mlp_adam", "cnn_train"]
@@ -43,14 +42,10 @@ CASES = ["seed_linreg_resource", "seed_linreg_ref", "seed_mnist_softmax", "mlp_a
 def bench_case(name: str, args) -> dict:
     (w,) = Workload.of_case(Case.load(SHARED / name))
     row = {"case": name, "device": args.device}
-    with tempfile.TemporaryDirectory(prefix="hlobridge-bench-") as cache:
-        clear_memory_cache()
-        sess, row["auto_cold_s"], _ = start(w, "auto", args.device, cache)
-        clear_memory_cache()
-        sess, row["auto_warm_s"], _ = start(w, "auto", args.device, cache)
-        blocks = steady(sess, w, args.steps, args.repeat, args.warmup)
-        row["auto_ms"], row["auto_ms_min"] = statistics.median(blocks), min(blocks)
-        row["clusters"] = len({e.cluster for e in sess.compile_events})
+    sess, row["auto_cold_s"], row["auto_warm_s"], _ = cold_and_warm_start(w, "auto", args.device)
+    blocks = steady(sess, w, args.steps, args.repeat, args.warmup)
+    row["auto_ms"], row["auto_ms_min"] = statistics.median(blocks), min(blocks)
+    row["clusters"] = len({e.cluster for e in sess.compile_events})
     sess, _, _ = start(w, "off", args.device, False)
     blocks = steady(sess, w, args.off_steps, max(1, args.repeat // 2), 1)
     row["off_ms"], row["off_ms_min"] = statistics.median(blocks), min(blocks)
