@@ -9,7 +9,7 @@ TensorFlow is a development tool only, run from its own venv:
 Each model is a case folder in the shared corpus's format (../shared/graphs/README.md):
 graph.pb, case.json, data.npz, ops.json, but no graph.pbtxt (case.json's graph_pbtxt is null):
 weights as Const nodes make text GraphDefs of hundreds of MB. The folders are large (ResNet-50's
-initial and final variables are stored in full, some 400 MB), so bench-models/ is kept out of
+initial and final variables are stored in full: 280 MB of the 440), so bench-models/ is kept out of
 git. The cases are written the way tools/make_conformance_corpus.py writes its own (its
 record(), and the builders' helpers in tools/conformance_cases), with fixed seeds: TensorFlow
 runs each graph as written, one thread, oneDNN off, deterministic ops. Training cases record
