@@ -22,22 +22,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import add_timing_arguments, markdown_table, report  # noqa: E402
+from benchmarks.common import SHARED, Workload, add_timing_arguments, markdown_table, report, time_block  # noqa: E402
 from hlobridge.compile.driver import CompileOptions  # noqa: E402
 from hlobridge.debug.explain import explain  # noqa: E402
 from hlobridge.runtime.session import Session  # noqa: E402
 from tests.corpus import Case  # noqa: E402
 
-SHARED = Path(os.environ.get("HLOBRIDGE_SHARED_GRAPHS", ROOT.parent / "shared" / "graphs"))
 CASES = ["seed_linreg_resource", "seed_linreg_ref", "seed_mnist_softmax", "mlp_adam", "cnn_train",
          "cnn_infer_bn"]
 MODES = ("iree", "hlobridge", "none")
@@ -73,12 +70,10 @@ def bench_case(name: str, args) -> dict:
         for _ in range(args.warmup):
             sess.run(fetches, feeds)
     blocks = {m: [] for m in MODES}
+    w = Workload.of_case(case)[0]
     for _ in range(args.repeat):
         for m, sess in sessions.items():
-            t = time.perf_counter()
-            for _ in range(args.steps):
-                sess.run(fetches, feeds)
-            blocks[m].append((time.perf_counter() - t) / args.steps * 1e3)
+            blocks[m].append(time_block(sess, w, args.steps))
     row = {"case": name, "device": args.device}
     for m in MODES:
         row[f"{m}_ms"], row[f"{m}_ms_min"] = statistics.median(blocks[m]), min(blocks[m])

@@ -45,6 +45,19 @@ silenced with TF_CPP_MIN_LOG_LEVEL=3, and anything TF writes to fd 1 is redirect
 check that the graph was set up as the protocol says; ``last_loss`` is the last timed run's.
 A case that fails gets an object with ``"error"`` and null timings, and the exit status is 1.
 With ``--json-out FILE`` the objects are also written to FILE as a JSON list.
+
+SERVING (``--serve``, no CASE_DIR; what benchmarks/models.py runs): one JSON command per line
+on stdin, one JSON reply per line on stdout, until stdin closes.
+
+    {"load": CASE_DIR, "run": null}      a training case: import, init, step 0's feeds
+    {"load": CASE_DIR, "run": "batch2"}  an inference case's run of that name
+      -> {"start_s": ..., "outputs": [...], "tf_version": ..., "onednn": ...}
+         start_s: reading graph.pb to the first run's results (import, Session, init, first
+         run); outputs: that run's fetches as nested lists (null for an op, the train op)
+    {"steps": N}                         N runs in a row -> {"ms_per_step": ...}
+
+A command that fails is answered {"error": "..."} (traceback on stderr). A load closes the
+previous case's Session. ``--onednn``, ``--intra-op`` and ``--inter-op`` apply as above.
 """
 
 from __future__ import annotations
@@ -65,7 +78,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         description="TensorFlow tf.compat.v1.Session ms/step on corpus training cases."
     )
-    p.add_argument("cases", nargs="+", type=Path, metavar="CASE_DIR")
+    p.add_argument("cases", nargs="*", type=Path, metavar="CASE_DIR")
     p.add_argument(
         "--steps", type=int, default=50, help="timed steps per repeat (default 50)"
     )
@@ -94,9 +107,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--json-out", type=Path, help="also write the results as a JSON list"
     )
+    p.add_argument(
+        "--serve",
+        action="store_true",
+        help="time blocks on request, one JSON command per stdin line (see SERVING)",
+    )
     args = p.parse_args(argv)
     if args.steps < 1 or args.repeat < 1 or args.warmup < 0:
         p.error("--steps and --repeat must be >= 1, --warmup >= 0")
+    if not args.cases and not args.serve:
+        p.error("give CASE_DIRs, or --serve")
     return args
 
 
@@ -136,9 +156,15 @@ def init_feeds(case: dict, data) -> dict:
         tensor = var.get("initial_value_tensor")
         ref = var.get("initial_value") or {}
         key = ref.get("npz")  # absent when the array is stored as a summary
-        if tensor and key and key in data.files:
+        if tensor and key and key in data:
             feeds[tensor] = data[key]
     return feeds
+
+
+def run_feeds(case: dict, data, run_name: str) -> tuple[list, dict]:
+    """An inference run's fetches (its expected tensors) and feeds."""
+    (run,) = [r for r in case["runs"] if r["name"] == run_name]
+    return list(run["expected"]), {n: data[k] for n, k in run["feeds"].items()}
 
 
 def graph_element(graph, name: str):
@@ -149,19 +175,20 @@ def graph_element(graph, name: str):
     )
 
 
-def bench_case(tf, case_dir: Path, args: argparse.Namespace) -> dict | None:
+def load_case(case_dir: Path):
+    """(case.json, data.npz's arrays by key) of a case folder, every array read now: reading a
+    compressed npz is no part of TensorFlow's start."""
     import numpy as np
 
     case = json.loads((case_dir / "case.json").read_text())
-    name = case.get("name") or case_dir.name
-    if case.get("kind") != "train":
-        print(
-            f"tf_baseline: skipping {name}: kind {case.get('kind')!r}, not 'train'",
-            file=sys.stderr,
-        )
-        return None
-    data = np.load(case_dir / case.get("data", "data.npz"))
+    with np.load(case_dir / case.get("data", "data.npz")) as npz:
+        return case, {k: npz[k] for k in npz.files}
 
+
+def prepare(tf, case_dir: Path, case: dict, data, args, run_name: str | None = None):
+    """A Session on the imported graph, initialised as the protocol says, with its fetches and
+    feeds: the training step 0's, or the inference run `run_name`'s. Returns
+    (sess, fetches, feed_dict)."""
     graph_def = tf.compat.v1.GraphDef()
     graph_def.ParseFromString(
         (case_dir / case.get("graph_pb", "graph.pb")).read_bytes()
@@ -174,20 +201,41 @@ def bench_case(tf, case_dir: Path, args: argparse.Namespace) -> dict | None:
         intra_op_parallelism_threads=args.intra_op,
         inter_op_parallelism_threads=args.inter_op,
     )
-    with tf.compat.v1.Session(graph=graph, config=config) as sess:
+    sess = tf.compat.v1.Session(graph=graph, config=config)
+    if run_name is None:
         ifeeds = {
             graph.get_tensor_by_name(k): v for k, v in init_feeds(case, data).items()
         }
         sess.run(graph_element(graph, case["init_op"]), feed_dict=ifeeds)
+        names, feeds = [case["train_op"], case["loss"]], step0_feeds(case, data)
+    else:
+        names, feeds = run_feeds(case, data, run_name)
+    fetches = [graph_element(graph, n) for n in names]
+    feed_dict = {graph.get_tensor_by_name(k): v for k, v in feeds.items()}
+    return sess, fetches, feed_dict
 
-        fetches = [
-            graph_element(graph, case["train_op"]),
-            graph.get_tensor_by_name(case["loss"]),
-        ]
-        feed_dict = {
-            graph.get_tensor_by_name(k): v for k, v in step0_feeds(case, data).items()
-        }
 
+def time_steps(sess, fetches, feed_dict, steps: int) -> tuple[float, list]:
+    """ms per run of `steps` runs in a row, and the last run's results."""
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        out = sess.run(fetches, feed_dict)
+    return (time.perf_counter() - t0) * 1e3 / steps, out
+
+
+def bench_case(tf, case_dir: Path, args: argparse.Namespace) -> dict | None:
+    import numpy as np
+
+    case, data = load_case(case_dir)
+    name = case.get("name") or case_dir.name
+    if case.get("kind") != "train":
+        print(
+            f"tf_baseline: skipping {name}: kind {case.get('kind')!r}, not 'train'",
+            file=sys.stderr,
+        )
+        return None
+    sess, fetches, feed_dict = prepare(tf, case_dir, case, data, args)
+    with sess:
         first_loss = None
         for _ in range(args.warmup):
             _, loss = sess.run(fetches, feed_dict)
@@ -196,15 +244,13 @@ def bench_case(tf, case_dir: Path, args: argparse.Namespace) -> dict | None:
 
         per_step_ms = []
         for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            for _ in range(args.steps):
-                _, loss = sess.run(fetches, feed_dict)
-            per_step_ms.append((time.perf_counter() - t0) * 1e3 / args.steps)
+            ms, (_, loss) = time_steps(sess, fetches, feed_dict, args.steps)
+            per_step_ms.append(ms)
         last_loss = float(loss)
 
     expected_first = None
     lps_key = case["train"].get("loss_per_step")
-    if lps_key and lps_key in data.files:
+    if lps_key and lps_key in data:
         expected_first = float(np.asarray(data[lps_key]).reshape(-1)[0])
 
     return {
@@ -225,6 +271,38 @@ def bench_case(tf, case_dir: Path, args: argparse.Namespace) -> dict | None:
     }
 
 
+def serve(tf, args, commands, out) -> None:
+    """The SERVING protocol: one Session at a time, timed block by block on request, so that a
+    caller can interleave TensorFlow's blocks with its own."""
+    import numpy as np
+
+    sess = fetches = feed_dict = None
+    for line in commands:
+        cmd = json.loads(line)
+        try:
+            if "load" in cmd:
+                if sess is not None:
+                    sess.close()
+                case_dir = Path(cmd["load"])
+                case, data = load_case(case_dir)
+                t0 = time.perf_counter()
+                sess, fetches, feed_dict = prepare(tf, case_dir, case, data, args, cmd.get("run"))
+                first = sess.run(fetches, feed_dict)
+                reply = {
+                    "start_s": time.perf_counter() - t0,
+                    "outputs": [None if v is None else np.asarray(v).tolist() for v in first],
+                    "tf_version": tf.__version__,
+                    "onednn": args.onednn,
+                }
+            else:
+                reply = {"ms_per_step": time_steps(sess, fetches, feed_dict, cmd["steps"])[0]}
+        except Exception as exc:  # noqa: BLE001 - the caller reports it and goes on
+            traceback.print_exc(file=sys.stderr)
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     configure_env(args.onednn)
@@ -240,6 +318,10 @@ def main(argv: list[str] | None = None) -> int:
     import tensorflow as tf
 
     tf.get_logger().setLevel("ERROR")
+
+    if args.serve:
+        serve(tf, args, sys.stdin, out)
+        return 0
 
     results = []
     failed = False

@@ -27,62 +27,27 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import add_timing_arguments, markdown_table, report  # noqa: E402
-from hlobridge.compile.cache import clear_memory_cache  # noqa: E402
-from hlobridge.runtime.session import Session  # noqa: E402
+from benchmarks.common import (SHARED, Workload, add_timing_arguments, cold_and_warm_start, markdown_table,  # noqa: E402
+                               report, start, steady)
 from tests.corpus import Case  # noqa: E402
 
-SHARED = Path(os.environ.get("HLOBRIDGE_SHARED_GRAPHS", ROOT.parent / "shared" / "graphs"))
 CASES = ["seed_linreg_resource", "seed_linreg_ref", "seed_mnist_softmax", "mlp_adam", "cnn_train"]
 
 
-def _protocol(case: Case):
-    return case.init_feeds(), [case.meta["train_op"], case.meta["loss"]], case.step_feeds(0)
-
-
-def _start(case: Case, jit: str, device: str, cache_dir) -> tuple[Session, float]:
-    """A new Session: init and the first step; seconds taken."""
-    init, fetches, feeds = _protocol(case)
-    t = time.perf_counter()
-    sess = Session(case.graph_path, jit=jit, device=device, cache_dir=cache_dir)
-    sess.run(case.meta["init_op"], init)
-    sess.run(fetches, feeds)
-    return sess, time.perf_counter() - t
-
-
-def _steady(sess: Session, case: Case, steps: int, repeat: int, warmup: int) -> list[float]:
-    _, fetches, feeds = _protocol(case)
-    for _ in range(warmup):
-        sess.run(fetches, feeds)
-    blocks = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        for _ in range(steps):
-            sess.run(fetches, feeds)
-        blocks.append((time.perf_counter() - t) / steps * 1e3)
-    return blocks
-
-
 def bench_case(name: str, args) -> dict:
-    case = Case.load(SHARED / name)
+    (w,) = Workload.of_case(Case.load(SHARED / name))
     row = {"case": name, "device": args.device}
-    with tempfile.TemporaryDirectory(prefix="hlobridge-bench-") as cache:
-        clear_memory_cache()
-        sess, row["auto_cold_s"] = _start(case, "auto", args.device, cache)
-        clear_memory_cache()
-        sess, row["auto_warm_s"] = _start(case, "auto", args.device, cache)
-        blocks = _steady(sess, case, args.steps, args.repeat, args.warmup)
-        row["auto_ms"], row["auto_ms_min"] = statistics.median(blocks), min(blocks)
-        row["clusters"] = len({e.cluster for e in sess.compile_events})
-    sess, _ = _start(case, "off", args.device, False)
-    blocks = _steady(sess, case, args.off_steps, max(1, args.repeat // 2), 1)
+    sess, row["auto_cold_s"], row["auto_warm_s"], _ = cold_and_warm_start(w, "auto", args.device)
+    blocks = steady(sess, w, args.steps, args.repeat, args.warmup)
+    row["auto_ms"], row["auto_ms_min"] = statistics.median(blocks), min(blocks)
+    row["clusters"] = len({e.cluster for e in sess.compile_events})
+    sess, _, _ = start(w, "off", args.device, False)
+    blocks = steady(sess, w, args.off_steps, max(1, args.repeat // 2), 1)
     row["off_ms"], row["off_ms_min"] = statistics.median(blocks), min(blocks)
     row["speedup_vs_off"] = row["off_ms"] / row["auto_ms"]
     return row

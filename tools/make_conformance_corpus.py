@@ -36,8 +36,9 @@ CASE_MAX_BYTES = 96 * 1024      # any one file of a case
 CORPUS_MAX_BYTES = 2_500_000    # the whole corpus, committed to the repository
 
 
-def record(defn: CaseDef, out_dir):
-    """Build the case, run it in TensorFlow, check it holds the op types it is about, write it."""
+def record(defn: CaseDef, out_dir, max_bytes=CASE_MAX_BYTES, text=True):
+    """Build the case, run it in TensorFlow, check it holds the op types it is about, write it
+    (tf_corpus.write_case's max_bytes and text: tools/make_bench_models.py writes large models)."""
     rng = case_rng(defn.name)
     if defn.kind == "train":
         graph_def, case_json, arrays = defn.build(defn, rng)
@@ -52,7 +53,7 @@ def record(defn: CaseDef, out_dir):
     missing = [op for op in defn.expect_ops if op not in present]
     assert not missing, f"{defn.name}: the graph lacks {missing} (has {sorted(present)})"
     case_json["family"] = defn.family
-    return write_case(out_dir, graph_def, case_json, arrays, max_bytes=CASE_MAX_BYTES)
+    return write_case(out_dir, graph_def, case_json, arrays, max_bytes=max_bytes, text=text)
 
 
 def run_inference(defn: CaseDef, built):

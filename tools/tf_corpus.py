@@ -107,12 +107,19 @@ def header(name, description, style, kind, xla=False):
     }
 
 
-def write_case(out_dir, graph_def, case, arrays, max_bytes=MAX_BYTES):
+def write_case(out_dir, graph_def, case, arrays, max_bytes=MAX_BYTES, text=True):
+    """Write the case folder. max_bytes=None lifts the size limit on graph.pb and data.npz;
+    text=False writes no graph.pbtxt (case.json's graph_pbtxt is null): a model's weights as
+    Const nodes make a text GraphDef several times the size of the binary one, slow to write
+    and to parse."""
     d = Path(out_dir) / case["name"]
     if d.exists():
         shutil.rmtree(d)
     d.mkdir(parents=True)
-    tf.io.write_graph(graph_def, str(d), "graph.pbtxt", as_text=True)
+    if text:
+        tf.io.write_graph(graph_def, str(d), "graph.pbtxt", as_text=True)
+    else:
+        case["graph_pbtxt"] = None
     tf.io.write_graph(graph_def, str(d), "graph.pb", as_text=False)
     with open(d / "case.json", "w") as f:
         json.dump(case, f, indent=1)
@@ -123,7 +130,7 @@ def write_case(out_dir, graph_def, case, arrays, max_bytes=MAX_BYTES):
     np.savez_compressed(d / "data.npz", **arrays)
     for fname in ("graph.pb", "data.npz"):
         size = (d / fname).stat().st_size
-        assert size < max_bytes, f"{d / fname} is {size} bytes, over the {max_bytes} limit"
+        assert max_bytes is None or size < max_bytes, f"{d / fname} is {size} bytes, over the {max_bytes} limit"
     # Round-trip check: every npz key named in case.json exists.
     keys = set(np.load(d / "data.npz").files)
     for ref in _npz_refs(case):

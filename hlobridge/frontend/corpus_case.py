@@ -45,8 +45,14 @@ class Case:
 
     @property
     def graph_path(self) -> Path:
-        """The case's GraphDef: the text one, or the binary one where the case has no text."""
-        return self.path / (self.meta.get("graph_pbtxt") or self.meta.get("graph_pb") or "graph.pbtxt")
+        """The text GraphDef; the binary one where the case has none (large models)."""
+        text = self.meta.get("graph_pbtxt", "graph.pbtxt")
+        return self.path / text if text else self.graph_pb_path
+
+    @property
+    def graph_pb_path(self) -> Path:
+        """The binary GraphDef: what TensorFlow reads, and quicker to parse than the text."""
+        return self.path / self.meta.get("graph_pb", "graph.pb")
 
     @property
     def tolerance(self) -> dict:

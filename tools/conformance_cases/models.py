@@ -90,21 +90,25 @@ def _keras_embedding(rng):
 
 def train_builder(build_graph, steps, pool_fn, batch, hyper):
     """A training case's builder: build_graph() -> (x, y_, loss, train_op, init, extra fetches)
-    in a graph; the data pool comes from pool_fn(rng). TF runs the protocol here (tf_corpus's
-    train_case); the builder returns (graph_def, case.json, arrays)."""
+    in a graph; the data pool comes from pool_fn(rng) as (pool_x, pool_y). x may be a tuple of
+    placeholders (a model with several inputs, as BERT's ids, mask and segments), pool_x then a
+    tuple of arrays in the same order. TF runs the protocol here (tf_corpus's train_case); the
+    builder returns (graph_def, case.json, arrays)."""
     def build(defn, rng):
         pool_x, pool_y = pool_fn(rng)
-        bidx = np.stack([rng.choice(len(pool_x), batch, replace=False) for _ in range(steps)]).astype(np.int32)
+        bidx = np.stack([rng.choice(len(pool_y), batch, replace=False) for _ in range(steps)]).astype(np.int32)
         g = tf.Graph()
         with g.as_default():
             v1.set_random_seed(GRAPH_SEED)
             x, y_, loss, train_op, init, fetches = build_graph()
+            xs, pool_xs = (x, pool_x) if isinstance(x, tuple) else ((x,), (pool_x,))
+            pool = {**dict(zip(xs, pool_xs)), y_: pool_y}
             sess = session(g)
             case_json, arrays = train_case(
-                defn.name, defn.description, defn.style, g, sess, feeds=[x, y_], fetches=[loss, *fetches],
-                loss=loss, train_op=train_op, init_op=init, steps=steps, pool={x: pool_x, y_: pool_y},
+                defn.name, defn.description, defn.style, g, sess, feeds=list(pool), fetches=[loss, *fetches],
+                loss=loss, train_op=train_op, init_op=init, steps=steps, pool=pool,
                 batch_index=bidx, hyperparameters=dict(hyper, batch=batch), tolerance=defn.tolerance,
-                evals=[("pool", {x: pool_x, y_: pool_y}, [loss, *fetches])])
+                evals=[("pool", pool, [loss, *fetches])])
             sess.close()
         return g.as_graph_def(), case_json, arrays
     return build
