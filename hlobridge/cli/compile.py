@@ -21,6 +21,7 @@ from hlobridge.passes.ir.fusion import MODES as FUSION_MODES
 
 from ..compile import driver as compiler
 from ..compile.driver import CompileOptions, Dumper
+from ..compile.options import DATA_TILING
 from . import saved_model
 from .common import add_io_arguments, io_options, run_main
 
@@ -48,9 +49,13 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     p.add_argument("--fusion", default=CompileOptions.fusion, choices=FUSION_MODES,
                    help="who forms IREE dispatches: hlobridge (our fusion pass), iree (IREE's own "
                         "dispatch formation) or none (one dispatch per op) (default: %(default)s)")
+    p.add_argument("--data-tiling", default=CompileOptions.data_tiling, choices=DATA_TILING,
+                   help="IREE's data tiling (matmul operands packed for the CPU): auto turns it on "
+                        "where weights are constants (default: %(default)s)")
     p.add_argument("--stats", default=None, metavar="FILE",
                    help="write IREE's dispatch statistics as JSON: dispatches (kernel launches per "
-                        "call), executables (distinct kernels), fills, copies")
+                        "call; with data tiling, the initializer's weight packing too), "
+                        "executables (distinct kernels), fills, copies")
     p.add_argument("--dump-to", "--dump-ir", dest="dump_to", default=None, metavar="DIR",
                    help="write the IR after every stage and pass to DIR as numbered files "
                         "(default: HLOBRIDGE_FLAGS' --dump-to)")
@@ -69,7 +74,7 @@ def main(argv=None) -> int:
     args = parse_arguments(argv)
     options = CompileOptions(target=args.target, cpu=args.cpu, cpu_triple=args.cpu_triple,
                              cuda_arch=args.cuda_arch, extra_flags=args.iree_flag,
-                             precision=args.precision, fusion=args.fusion)
+                             precision=args.precision, fusion=args.fusion, data_tiling=args.data_tiling)
     io = io_options(args)
     graph = args.graph
     if saved_model.is_saved_model(graph):  # its signature, variables frozen

@@ -171,6 +171,7 @@ def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
     lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, dump=dump,
                           stages=options.stages())
     text = lowered.text()
+    options = options.for_module(reads_variables=bool(lowered.resource_args))
     stats = {"fusion": options.fusion}
     vmfb = compile_mlir(text, options, dump, stats=stats)
     return CompiledModel(vmfb, lowered, options, text, stats=stats)

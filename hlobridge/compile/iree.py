@@ -20,7 +20,7 @@ from hlobridge.passes.ir.dispatch_regions import without_regions
 from ..debug.dump import Dumper
 from ..errors import CompileError, FusionFallbackWarning
 from . import iree_stats
-from .options import CompileOptions
+from .options import DATA_TILING_FLAG, CompileOptions
 
 # IREE's compilation phases, dumped as iree-<phase> (--compile-to accepts each).
 IREE_PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow",
@@ -57,8 +57,9 @@ def compile_mlir(source: str | bytes, options: CompileOptions, dump: Dumper | No
 
 
 def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]) -> bytes:
-    """compile_str; if IREE cannot compile hlobridge's dispatch regions (passes/ir/fusion.py),
-    warn and compile the same module without them, as fusion="iree" would."""
+    """compile_str; if that fails with data tiling on, again without it; if IREE cannot compile
+    hlobridge's dispatch regions (passes/ir/fusion.py), warn and compile the same module
+    without them, as fusion="iree" would."""
     def compile_once(src):
         try:
             return compile_str(src, input_type="stablehlo", target_backends=[options.target], extra_args=extra)
@@ -69,6 +70,12 @@ def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]
         return compile_once(source)
     except CompileError as e:
         error = e
+    if DATA_TILING_FLAG in extra:  # IREE 3.13 fails on some packs (options.py): compile untiled
+        extra = [f for f in extra if f != DATA_TILING_FLAG]
+        try:
+            return compile_once(source)
+        except CompileError as e:
+            error = e
     plain = without_regions(source)
     if plain is None:
         raise error

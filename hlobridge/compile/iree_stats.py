@@ -3,7 +3,9 @@ copies (`--iree-scheduling-dump-statistics-*`, written while compiling, no secon
 
 `dispatches` is the number of kernel launches per call of the function; `executables` the
 number of distinct kernels (identical dispatches are deduplicated), both as IREE 3.13
-counts them after its own dispatch formation and ours (passes/ir/fusion.py).
+counts them after its own dispatch formation and ours (passes/ir/fusion.py). The counts are
+IREE's aggregate over the module: with data tiling on, they include the dispatches that pack
+constant weights once, in the module's initializer.
 """
 
 from __future__ import annotations

@@ -78,7 +78,10 @@ def cluster_dispatches(graph: Graph, clustering, nodes, *, cut=(), input_shapes=
             continue
         per_mode = result[cluster.name] = {}
         for mode in modes:
-            mode_options = replace(options, fusion=mode)
+            # counted untiled: data tiling packs constant weights in the module's initializer,
+            # which IREE's statistics would add to the dispatches of a call
+            mode_options = replace(options, fusion=mode, data_tiling="off" if options.data_tiling == "auto"
+                                   else options.data_tiling)
             stats: dict = {}
             try:
                 compile_mlir(launch.lower(feeds, mode_options.stages()).text(), mode_options, stats=stats)

@@ -107,7 +107,7 @@ def profile_cluster(call: CapturedCall, iterations: int) -> ClusterProfile:
     if call.args is None:
         return ClusterProfile(launch.name, len(launch.nodes),
                               note="ran on reference kernels (the cluster fell back): no dispatches")
-    options = launch.config.options
+    options = launch.compile_options()
     try:
         lowered = launch.lower(call.feeds, options.stages())  # for its locations: the step's binary is replayed
         vmfb = launch.executables[launch.signature(call.args[:len(launch.tensor_inputs)])].vmfb

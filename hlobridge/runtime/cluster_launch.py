@@ -171,7 +171,7 @@ class ClusterLaunch:
 
     def _compile(self, args: list) -> tuple[Executable, str]:
         feeds = self.feed_specs(args)
-        options, cache = self.config.options, self.state.cache
+        options, cache = self.compile_options(), self.state.cache
         dump = cluster_dumper(self.name)  # HLOBRIDGE_FLAGS --dump-to: DIR/NNN-<cluster>/
         if dump.enabled:  # the stages are wanted: lower, then look the text up
             vmfb, source = cache.get_or_compile(self.lower(feeds, options.stages(), dump).text(), options, dump)
@@ -185,6 +185,11 @@ class ClusterLaunch:
         return Executable(module, [TensorRef.parse(n) for n in signature.variables_read()],
                           [TensorRef.parse(n) for n in signature.variables_written()], len(self.outputs),
                           vmfb), source
+
+    def compile_options(self) -> CompileOptions:
+        """The Session's compile options decided for this cluster (data tiling where its weights
+        are constants, compile/options.py)."""
+        return self.config.options.for_module(reads_variables=bool(self.resources))
 
     def lower(self, feeds: dict, stages, dump=None):
         """The cluster as one verified StableHLO module, through `stages`, for these specs of

@@ -3,7 +3,7 @@
 import pytest
 
 from hlobridge import HlobridgeError
-from hlobridge.compile.options import CompileOptions
+from hlobridge.compile.options import DATA_TILING_FLAG, CompileOptions
 
 
 def test_cpu_and_cuda_flags():
@@ -13,8 +13,17 @@ def test_cpu_and_cuda_flags():
     assert "--iree-input-demote-f64-to-f32=false" in CompileOptions().iree_flags()
 
 
+def test_data_tiling_is_decided_by_where_the_weights_are():
+    auto = CompileOptions()
+    assert DATA_TILING_FLAG not in auto.iree_flags()
+    assert DATA_TILING_FLAG in auto.for_module(reads_variables=False).iree_flags()  # constant weights
+    assert DATA_TILING_FLAG not in auto.for_module(reads_variables=True).iree_flags()  # variables: training
+    assert CompileOptions(data_tiling="on").for_module(reads_variables=True).data_tiling == "on"
+
+
 @pytest.mark.parametrize("options, message", [
     (CompileOptions(target="tpu"), "unknown target 'tpu'"),
+    (CompileOptions(data_tiling="yes"), "data_tiling must be one of auto, on, off"),
     (CompileOptions(target="cuda", cuda_arch="hopper"), "--cuda-arch must look like sm_80"),
 ])
 def test_bad_options_are_refused(options, message):
