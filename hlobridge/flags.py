@@ -31,6 +31,7 @@ class Flags:
     max_constant_bytes: int | None = None  # limits.py: the largest constant decoded or folded
     max_tensor_elements: int | None = None  # limits.py: the largest tensor shape inference accepts
     max_loop_iterations: int | None = None  # limits.py: the most iterations one While may run
+    release_host_memory: bool = False  # runtime/host_memory.py: keep glibc's malloc defaults
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-constant-bytes", dest="max_constant_bytes", type=_positive_int, default=None)
     p.add_argument("--max-tensor-elements", dest="max_tensor_elements", type=_positive_int, default=None)
     p.add_argument("--max-loop-iterations", dest="max_loop_iterations", type=_positive_int, default=None)
+    p.add_argument("--release-host-memory", dest="release_host_memory", action="store_true")
     return p
 
 
@@ -66,7 +68,8 @@ def parse(text: str) -> Flags:
         known = ", ".join(a.option_strings[0] for a in _parser()._actions)
         raise HlobridgeError(f"{ENV_VAR}: unknown flag(s) {' '.join(unknown)} (known: {known})")
     return Flags(dump_to=args.dump_to, dump_pass=args.dump_pass, max_constant_bytes=args.max_constant_bytes,
-                 max_tensor_elements=args.max_tensor_elements, max_loop_iterations=args.max_loop_iterations)
+                 max_tensor_elements=args.max_tensor_elements, max_loop_iterations=args.max_loop_iterations,
+                 release_host_memory=args.release_host_memory)
 
 
 @cache

@@ -41,7 +41,7 @@ def cluster_key_parts(graph: Graph, nodes: list[str], inputs: list, outputs: lis
         h.add(str(ref), spec.dtype, spec.shape, spec.value)
     for ref, spec in sorted(resource_specs.items(), key=lambda item: str(item[0])):
         h.add(str(ref), spec.dtype, spec.shape, spec.handle)
-    lowering_flags = {k: v for k, v in asdict(flags.from_environment()).items() if not k.startswith("dump")}
+    lowering_flags = {k: v for k, v in asdict(flags.from_environment()).items() if k.startswith("max_")}  # limits
     h.add(repr(options), lowering_flags, limits.compiled_loop_limit())
     return [source_hash(), h.digest()]
 

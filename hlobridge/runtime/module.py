@@ -23,6 +23,7 @@ import iree.runtime as rt
 from .. import dtypes, limits
 from ..errors import HlobridgeError, InputError
 from .host import to_host
+from .host_memory import keep_freed_buffers
 from ..lowering.signature import SIGNATURE_KEY, Signature
 
 DRIVERS = {"cpu": "local-sync", "cpu-sync": "local-sync", "cpu-task": "local-task",
@@ -36,6 +37,8 @@ def config(device: str) -> rt.Config:
         driver = DRIVERS[device]
     except KeyError:
         raise HlobridgeError(f"unknown device '{device}'; choose one of {', '.join(DRIVERS)}") from None
+    if driver.startswith("local-"):
+        keep_freed_buffers()  # IREE's CPU buffers come from malloc (host_memory.py)
     try:
         return rt.Config(driver)
     except (RuntimeError, ValueError) as e:
