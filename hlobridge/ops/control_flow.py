@@ -21,7 +21,7 @@ import numpy as np
 from hlobridge.dialects import stablehlo as hlo
 
 from .. import dtypes, limits
-from ..analysis.loop_bounds import counted_conditions
+from .loop_bounds import counted_conditions
 from ..errors import AssertionFailedError, ResourceLimitError
 from ..spec import TensorSpec
 from .kinds import DEAD
@@ -190,7 +190,7 @@ def _while_kernel(ctx, *args):
 
 
 def _counted(ctx) -> list:
-    """The loop's counted conditions (analysis/loop_bounds.py) on signed scalar variables whose
+    """The loop's counted conditions (ops/loop_bounds.py) on signed scalar variables whose
     distance bound an i64 holds with room to spare."""
     library, limit = ctx.functions.library, limits.max_loop_iterations()
     return [c for c in counted_conditions(library.get(ctx.attr("cond")), library.get(ctx.attr("body")))
@@ -217,7 +217,7 @@ def _where(ctx) -> str:
 def _while_lower(ctx, *args):
     """stablehlo.while, bounded by the iteration limit (limits.py): a counted loop checks its
     trip count once before it starts, any other loop counts its iterations in its condition
-    (analysis/loop_bounds.py says why)."""
+    (ops/loop_bounds.py says why)."""
     _result_types(ctx)
     specs = ctx.outputs
     cond_fn, body_fn = ctx.attr("cond"), ctx.attr("body")
