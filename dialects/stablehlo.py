@@ -558,9 +558,7 @@ def assert_(flag: Value, message: str) -> None:
 
 def fresh_copy(x: Value) -> Value:
     """`x` in a buffer of its own: x + optimization_barrier(0) (`or` for i1), which no folder
-    removes. IREE 3.13 on its async CPU driver frees a While's loop-carried buffer after the
-    loop; when the loop runs zero times that is the initial value's buffer, still in use as a
-    result (docs/design.md, "Functions and control flow"): the loop gets a copy of its initial value instead."""
+    removes (passes/ir/separate_loop_inits.py says why a While's initial values need one)."""
     et = element_type_of(x)
     is_bool = isinstance(et, ir.IntegerType) and ir.IntegerType(et).width == 1
     zero = _one("stablehlo.optimization_barrier", [scalar_like(0, x)])

@@ -21,10 +21,10 @@ import numpy as np
 from hlobridge.dialects import stablehlo as hlo
 
 from .. import dtypes, limits
-from .loop_bounds import counted_conditions
 from ..errors import AssertionFailedError, ResourceLimitError
 from ..spec import TensorSpec
 from .kinds import DEAD
+from .loop_bounds import counted_conditions
 from .registry import register
 
 _IF_ATTRS = ("Tcond", "Tin", "Tout", "then_branch", "else_branch", "output_shapes")

@@ -23,10 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import flags, limits
+from .. import flags
 from ..frontend.functions import library_of
 from ..frontend.graph import FuncAttr, Graph
-
 
 
 def cluster_key_parts(graph: Graph, nodes: list[str], inputs: list, outputs: list, feeds: dict,
@@ -41,8 +40,8 @@ def cluster_key_parts(graph: Graph, nodes: list[str], inputs: list, outputs: lis
         h.add(str(ref), spec.dtype, spec.shape, spec.value)
     for ref, spec in sorted(resource_specs.items(), key=lambda item: str(item[0])):
         h.add(str(ref), spec.dtype, spec.shape, spec.handle)
-    lowering_flags = {k: v for k, v in asdict(flags.from_environment()).items() if k.startswith("max_")}  # limits
-    h.add(repr(options), lowering_flags, limits.compiled_loop_limit())
+    limits = {k: v for k, v in asdict(flags.from_environment()).items() if k.startswith("max_")}  # limits.py
+    h.add(repr(options), limits)
     return [source_hash(), h.digest()]
 
 

@@ -73,14 +73,16 @@ class JitState:
 
 
 class Executable:
-    """A compiled signature: the module's fast invoke and which variables it reads and writes."""
+    """A compiled signature: the module's fast invoke and which variables it reads and writes
+    (as its signature names them: a binary from the cache needs no lowering to say)."""
 
-    def __init__(self, module: LoadedModule, resource_args, written, n_outputs: int, vmfb: bytes = b""):
-        self.module = module  # keeps the VM context alive
+    def __init__(self, vmfb: bytes, device: str, n_outputs: int):
         self.vmfb = vmfb  # the binary (the memory cache's bytes, not a copy): the profiler replays it
-        self.invoke = module.functions["main"].invoke
-        self.resource_args = resource_args
-        self.written = written
+        self.module = LoadedModule(vmfb, device)  # keeps the VM context alive
+        main = self.module.functions["main"]
+        self.invoke = main.invoke
+        self.resource_args = [TensorRef.parse(n) for n in main.signature.variables_read()]
+        self.written = [TensorRef.parse(n) for n in main.signature.variables_written()]
         self.n_outputs = n_outputs
 
 
@@ -180,11 +182,7 @@ class ClusterLaunch:
                                                  feeds, self.resource_specs, options), options)
             vmfb, source = cache.get_or_build(
                 key, lambda: compile_mlir(self.lower(feeds, options.stages()).text(), options))
-        module = LoadedModule(vmfb, self.config.device)
-        signature = module.functions["main"].signature
-        return Executable(module, [TensorRef.parse(n) for n in signature.variables_read()],
-                          [TensorRef.parse(n) for n in signature.variables_written()], len(self.outputs),
-                          vmfb), source
+        return Executable(vmfb, self.config.device, len(self.outputs)), source
 
     def compile_options(self) -> CompileOptions:
         """The Session's compile options decided for this cluster (data tiling where its weights
