@@ -174,6 +174,7 @@ CASES += pool_grad_cases("gaps", P, pool_attrs(2, 3, "SAME"))
 CASES += pool_grad_cases("ties", TIES, pool_attrs(3, 2, "SAME"))
 CASES += pool_grad_cases("ties-k2", TIES, pool_attrs(2, 2, "VALID"))
 CASES += pool_grad_cases("NCHW", nchw(P), pool_attrs(3, 2, "SAME", "NCHW"))
+CASES += pool_grad_cases("NCHW-ties-k2-leftover", nchw(TIES[:, :5]), pool_attrs(2, 2, "VALID", "NCHW"))
 
 # -- batch norm ------------------------------------------------------------------------------------
 C = 3

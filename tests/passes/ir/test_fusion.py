@@ -29,13 +29,21 @@ MODES = ("hlobridge", "iree", "none")
 # 3.13 llvm-cpu counts them (--iree-scheduling-dump-statistics).
 DISPATCHES = {
     "cnn_infer_bn": {"hlobridge": 19, "iree": 19, "none": 49},
-    "cnn_train": {"hlobridge": 182, "iree": 190, "none": 352},
+    "cnn_train": {"hlobridge": 180, "iree": 178, "none": 390},
     "control_flow_v1": {"hlobridge": 6, "iree": 6, "none": 8},
-    "mlp_adam": {"hlobridge": 22, "iree": 24, "none": 129},
+    "mlp_adam": {"hlobridge": 23, "iree": 24, "none": 141},
     "seed_linreg_ref": {"hlobridge": 6, "iree": 8, "none": 17},
     "seed_linreg_resource": {"hlobridge": 6, "iree": 8, "none": 17},
-    "seed_mnist_softmax": {"hlobridge": 12, "iree": 13, "none": 30},
+    "seed_mnist_softmax": {"hlobridge": 13, "iree": 13, "none": 42},
     "tf2_function_graph": {"hlobridge": 8, "iree": 8, "none": 16},
+}
+# Where IREE's own dispatch formation forms fewer dispatches than hlobridge's policy, and why.
+IREE_FEWER = {
+    # MaxPoolGrad of tiling windows (ops/nn/pooling.py) finds each window's first maximum with a
+    # min-reduction over the taps and selects with it in x's space: IREE puts the select in the
+    # reduction's dispatch; hlobridge's policy forms such reduce-then-broadcast regions only for
+    # softmax (fusion_policy.py, rule 3).
+    "cnn_train": 2,
 }
 
 
@@ -51,7 +59,7 @@ def test_dispatch_counts(shared_graphs, name):
                      input_shapes={n: v.shape for n, v in feeds.items()}, dispatches=MODES)
     counts = {m: sum(c[m]["dispatches"] for c in result.dispatches.values()) for m in MODES}
     assert counts["hlobridge"] < counts["none"], counts
-    assert counts["hlobridge"] <= counts["iree"], counts
+    assert counts["hlobridge"] <= counts["iree"] + IREE_FEWER.get(name, 0), counts
     assert counts == DISPATCHES[name]
 
 
