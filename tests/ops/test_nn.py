@@ -16,7 +16,8 @@ F32 = {"T": np.float32}
 
 def conv_attrs(strides=1, padding="SAME", dilations=1, fmt="NHWC", explicit=None, **extra):
     def per_axis(v):
-        return [1, 1, v, v] if fmt == "NCHW" else [1, v, v, 1]
+        v = v if isinstance(v, tuple) else (v, v)
+        return [1, 1, *v] if fmt == "NCHW" else [1, *v, 1]
     attrs = dict(F32, strides=per_axis(strides), padding=padding, dilations=per_axis(dilations),
                  data_format=fmt, **extra)
     if explicit is not None:
@@ -92,16 +93,20 @@ CASES += [
 ]
 
 
-def conv_grad_cases(name, strides, padding, kernel=(3, 3), dilations=1, fmt="NHWC", explicit=None, hw=(9, 8)):
+def conv_grad_cases(name, strides, padding, kernel=(3, 3), dilations=1, fmt="NHWC", explicit=None, hw=(9, 8),
+                    channels=3):
     """Conv2DBackpropInput and Conv2DBackpropFilter cases for one forward convolution geometry."""
-    x = randn(2, *hw, 3)
-    w = randn(*kernel, 3, 4)
+    x = randn(2, *hw, channels)
+    w = randn(*kernel, channels, 4 if channels == 3 else channels + 2)
+    if channels > 3:  # products of size ~1/channels: the sums stay near 1
+        w = w / np.float32(np.sqrt(channels))
     attrs = conv_attrs(strides, padding, dilations, fmt, explicit, use_cudnn_on_gpu=True)
     y = conv.np_conv(_Ctx("Conv2D", attrs), x if fmt == "NHWC" else nchw(x), w)
     x_f = x if fmt == "NHWC" else nchw(x)
     dy = randn(*y.shape)
     return [
-        case("Conv2DBackpropInput", [np.array(x_f.shape, np.int32), w, dy], attrs, id=f"Conv2DBackpropInput-{name}"),
+        case("Conv2DBackpropInput", [np.array(x_f.shape, np.int32), w, dy], attrs, id=f"Conv2DBackpropInput-{name}",
+             atol=1e-6 if channels == 3 else 1e-5),
         # a filter gradient sums batch x H x W products of size ~1: float32 rounding reaches ~1e-5
         # absolute on outputs near 0 (how near depends on the shared random stream's draws)
         case("Conv2DBackpropFilter", [x_f, np.array(w.shape, np.int32), dy], attrs, id=f"Conv2DBackpropFilter-{name}",
@@ -132,6 +137,22 @@ CASES += conv_grad_cases("valid-dilated", 1, "VALID", dilations=2)
 CASES += conv_grad_cases("explicit", 2, "EXPLICIT", explicit=[0, 0, 1, 2, 2, 0, 0, 0])
 CASES += conv_grad_cases("NCHW-same-stride2", 2, "SAME", fmt="NCHW")
 CASES += conv_grad_cases("even-kernel-same-stride2", 2, "SAME", kernel=(2, 4))
+# Wide inputs (KW * C >= 128) take the row-tap form (ops/nn/conv.py): forward, and the input
+# gradient (whose taps move one row at a time even for a strided forward convolution).
+WIDE = randn(2, 9, 8, 48)
+W_WIDE = randn(3, 3, 48, 5) / np.float32(7)
+# 432-product float32 sums: rounding reaches ~2e-6 absolute on outputs near 0
+CASES += [
+    case("Conv2D", [WIDE, W_WIDE], conv_attrs(), id="Conv2D-wide-same", atol=1e-5),
+    case("Conv2D", [WIDE, W_WIDE], conv_attrs(padding="VALID"), id="Conv2D-wide-valid", atol=1e-5),
+    case("Conv2D", [WIDE, W_WIDE], conv_attrs(strides=(1, 2)), id="Conv2D-wide-column-stride", atol=1e-5),
+    case("Conv2D", [WIDE, W_WIDE], conv_attrs(dilations=2), id="Conv2D-wide-dilated", atol=1e-5),
+    case("Conv2D", [WIDE, randn(2, 4, 48, 5) / np.float32(7)], conv_attrs(padding="EXPLICIT", explicit=[0, 0, 1, 2, 0, 1, 0, 0]),
+         id="Conv2D-wide-explicit-even-kernel", atol=1e-5),
+]
+CASES += conv_grad_cases("wide-same", 1, "SAME", channels=48)
+CASES += conv_grad_cases("wide-stride2", 2, "SAME", channels=48)
+CASES += conv_grad_cases("wide-dilated-column-stride", (1, 2), "VALID", dilations=2, channels=48)
 
 # -- pooling ---------------------------------------------------------------------------------------
 P = randn(2, 7, 6, 3) - 2.0  # mostly negative: padding must never win a max
