@@ -75,8 +75,9 @@ def test_rows_add_up_to_the_step_and_a_clusters_rows_to_its_launch(mlp_adam):
         assert 0 < c.dispatch_ms <= c.replay_ms * (1 + 1e-9)
         assert all(r.ms >= 0 for r in mine)
         assert {r.kind for r in mine} == {"dispatch", "other"}
-    kernels = [r for r in rows if r.kind == "kernel"]
-    assert kernels and all(r.cluster is None and r.nodes[0] in prof.kernel_times() for r in kernels)
+    # the step's only lone nodes were its VarHandleOps: made once, when the plan is made
+    # (runtime/session.py HANDLE_OPS), they no longer run, or show, in a step
+    assert not [r for r in rows if r.kind == "kernel"] and not prof.kernel_times()
     assert len(prof.runs) == 2 and prof.iterations == 2
 
 
