@@ -87,8 +87,8 @@ def dot(ctx, a, b, out_shape, dtype):
     Floating-point products longer than CONTRACTION_BLOCK are summed in TF's blocks: one
     dot_general per block of K (slices of both operands, which IREE reads in place), added in
     order. Measured against one batched dot_general over the blocks and a reduce, which IREE
-    runs through its slower batch_matmul codegen: cnn_train's fc1 gradient 32x3136x1024 took
-    half the time (benchmarks/README.md, "MatMul in blocks")."""
+    runs through its slower batch_matmul codegen: never slower, 0.4-0.5x the time on cnn_train's
+    fc1 products (benchmarks/matmul_blocks.py, its table in benchmarks/README.md)."""
     ta, tb = _matmul_flags(ctx)
     batch = list(out_shape[:-2])
     nb = len(batch)
