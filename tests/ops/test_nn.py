@@ -46,6 +46,11 @@ CASES = [
     case("BatchMatMul", [randn(3, 4, 6), randn(3, 6, 5)], F32),
     case("BatchMatMul", [randn(3, 6, 4), randn(3, 5, 6)], dict(F32, adj_x=True, adj_y=True), id="BatchMatMul-adj"),
     case("BatchMatMulV2", [randn(2, 1, 4, 6), randn(3, 6, 5)], F32, id="BatchMatMulV2-broadcast"),
+    # Larger batched products, one with K summed in TF's blocks of 256 (ops/nn/matmul.py)
+    case("BatchMatMul", [randn(2, 160, 96), randn(2, 96, 96) / np.float32(10)], F32, id="BatchMatMul-large",
+         atol=1e-5),
+    case("BatchMatMulV2", [randn(2, 300, 64), randn(1, 64, 300) / np.float32(17)], dict(F32, adj_x=True, adj_y=True),
+         id="BatchMatMulV2-large-blocked-adj", atol=1e-5),
     # An empty contraction is zeros (iree-compile 3.13 crashes on such a dot_general; see
     # dialects/stablehlo.dot_general). Found by tests/e2e/test_random_differential.py.
     case("MatMul", [randn(3, 0), randn(0, 2)], dict(F32, grad_a=False, grad_b=False), id="MatMul-empty-contraction"),
