@@ -128,10 +128,12 @@ def _patches(x, dtype, spatial, concat_axis, kernel, strides, dilations, pads, o
 _ROW_TAP_MIN_K = 128
 
 
-def _row_taps(x, dtype, kernel, strides, dilations, pads, out_sizes, lhs_dilation=None) -> bool:
-    """Whether _row_tap_conv applies and pays: more than one row tap, rows one apart, column
-    taps that give each row tap's matmul a long enough K, and column patches within the im2col
-    size cap."""
+def _row_taps(ctx, x, dtype, kernel, strides, pads, out_sizes, lhs_dilation=None) -> bool:
+    """Whether _row_tap_conv applies and pays: a filter (input 1) that is not a constant, more
+    than one row tap, rows one apart, column taps that give each row tap's matmul a long enough
+    K, and column patches within the im2col size cap."""
+    if ctx.inputs[1].value is not None:
+        return False
     (kh, kw), ow = kernel, out_sizes[1]
     n, h, _, c = hlo.shape_of(x)
     rows = (h - 1) * (lhs_dilation or (1, 1))[0] + 1 + sum(pads[0])
@@ -177,8 +179,7 @@ def conv_lower(ctx, x, w):
         w = hlo.reshape(w, [*kernel, 1, c * m])
     out = ctx.out()
     if _im2col(fmt, groups):
-        if ctx.inputs[1].value is None and _row_taps(x, out.dtype, win.kernel, win.strides, win.dilations, win.pads,
-                                                      win.out):
+        if _row_taps(ctx, x, out.dtype, win.kernel, win.strides, win.pads, win.out):
             return _row_tap_conv(x, w, out, win.kernel, win.strides, win.dilations, win.pads, win.out)
         cols = _patches(x, out.dtype, fmt.spatial, fmt.channel, win.kernel, win.strides, win.dilations, win.pads,
                         win.out)
@@ -275,11 +276,11 @@ def _backprop_input_lower(ctx, _, w, dy):
     spatial = list(range(fmt.rank))
     if _im2col(fmt, groups):  # im2col of the dilated dy; filter flipped and [KH, KW, O, C]
         flipped = hlo.transpose(hlo.reverse(w, spatial), [0, 1, 3, 2])
-        geometry = (win.kernel, (1,) * fmt.rank, win.dilations, pads, fmt.sizes(out.shape), win.strides)
-        if ctx.inputs[1].value is None and _row_taps(dy, out.dtype, *geometry):
-            return _row_tap_conv(dy, flipped, out, *geometry)
-        cols = _patches(dy, out.dtype, fmt.spatial, fmt.channel, win.kernel, (1,) * fmt.rank, win.dilations, pads,
-                        fmt.sizes(out.shape), lhs_dilation=win.strides)
+        unit, sizes = (1,) * fmt.rank, fmt.sizes(out.shape)
+        if _row_taps(ctx, dy, out.dtype, win.kernel, unit, pads, sizes, win.strides):
+            return _row_tap_conv(dy, flipped, out, win.kernel, unit, win.dilations, pads, sizes, win.strides)
+        cols = _patches(dy, out.dtype, fmt.spatial, fmt.channel, win.kernel, unit, win.dilations, pads, sizes,
+                        lhs_dilation=win.strides)
         if cols is not None:
             return _im2col_dot(cols, flipped, out, fmt.channel)
     return hlo.convolution(dy, hlo.reverse(w, spatial), out.shape, out.dtype,

@@ -132,18 +132,17 @@ def _tiled_max_pool_grad(fmt: Format, win: Window, x, g, x_dtype, dtype):
     one pass over x, where the general form scatters each tap through an interior pad (cnn_train:
     conv1's gradient took 6% of the step)."""
     shape = hlo.shape_of(x)
-    split, taps_at, windows_at = [], [], []
+    split, taps_at, windows_at, covered = [], [], [], []  # covered: x's part the windows reach
     for axis, size in enumerate(shape):
+        windows_at.append(len(split))
         if axis in fmt.spatial:
             i = fmt.spatial.index(axis)
-            windows_at.append(len(split))
             taps_at.append(len(split) + 1)
             split += [win.out[i], win.kernel[i]]
+            covered.append(win.out[i] * win.kernel[i])
         else:
-            windows_at.append(len(split))
             split.append(size)
-    covered = fmt.full([o * k for o, k in zip(win.out, win.kernel)], None)
-    covered = [size if c is None else c for size, c in zip(shape, covered)]
+            covered.append(size)
     xs = hlo.reshape(hlo.slice(x, [0] * len(shape), covered) if covered != shape else x, split)
     best = hlo.reduce(xs, scalar(lowest(x_dtype), x_dtype), taps_at, op="maximum")
     # Row-major tap number of each element within its window (kh * KW + kw): a broadcast of a
