@@ -32,6 +32,7 @@ class Flags:
     max_tensor_elements: int | None = None  # limits.py: the largest tensor shape inference accepts
     max_loop_iterations: int | None = None  # limits.py: the most iterations one While may run
     release_host_memory: bool = False  # runtime/host_memory.py: keep glibc's malloc defaults
+    in_place_variables: bool = True  # passes/ir/tie_variables.py: the Session's clusters write variables in place
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tensor-elements", dest="max_tensor_elements", type=_positive_int, default=None)
     p.add_argument("--max-loop-iterations", dest="max_loop_iterations", type=_positive_int, default=None)
     p.add_argument("--release-host-memory", dest="release_host_memory", action="store_true")
+    p.add_argument("--no-in-place-variables", dest="in_place_variables", action="store_false")
     return p
 
 
@@ -69,7 +71,7 @@ def parse(text: str) -> Flags:
         raise HlobridgeError(f"{ENV_VAR}: unknown flag(s) {' '.join(unknown)} (known: {known})")
     return Flags(dump_to=args.dump_to, dump_pass=args.dump_pass, max_constant_bytes=args.max_constant_bytes,
                  max_tensor_elements=args.max_tensor_elements, max_loop_iterations=args.max_loop_iterations,
-                 release_host_memory=args.release_host_memory)
+                 release_host_memory=args.release_host_memory, in_place_variables=args.in_place_variables)
 
 
 @cache

@@ -7,9 +7,10 @@ from hlobridge import HlobridgeError, flags
 
 def test_flags_parse_dumps_and_limits():
     f = flags.parse("--dump-to=/tmp/d --dump-pass=simplify --max-constant-bytes=1000 "
-                    "--max-tensor-elements=2**34 --max-loop-iterations=500 --release-host-memory")
+                    "--max-tensor-elements=2**34 --max-loop-iterations=500 --release-host-memory "
+                    "--no-in-place-variables")
     assert (f.dump_to, f.dump_pass, f.max_constant_bytes, f.max_tensor_elements, f.max_loop_iterations,
-            f.release_host_memory) == ("/tmp/d", "simplify", 1000, 2 ** 34, 500, True)
+            f.release_host_memory, f.in_place_variables) == ("/tmp/d", "simplify", 1000, 2 ** 34, 500, True, False)
     assert flags.parse("") == flags.Flags()
 
 

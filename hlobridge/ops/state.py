@@ -46,15 +46,35 @@ class VariableStore:
     A value is a NumPy array or, once a compiled cluster has written it, a device array:
     variables stay on the device between steps and come to the host only when a reference
     kernel or a fetch reads them.
+
+    A compiled cluster may write a variable in place (passes/ir/tie_variables.py). It may do so
+    only with a buffer nobody else holds: a value handed out by `read` (to a kernel, as a
+    NumPy view of the buffer, or to a call that may return it) is "lent" until the variable is
+    written again, and `read_to_overwrite` gives a cluster a copy of a lent value instead.
     """
 
     def __init__(self):
         self.values: dict[str, object] = {}
         self.random_streams: dict[str, GuardedPhilox] = {}  # per random node
+        self.lent: set[str] = set()  # variables whose current value someone else may hold
 
-    def read(self, handle: VariableHandle, reader: str):
+    def read(self, handle: VariableHandle, reader: str, lend: bool = True):
         """The variable's current value (a device array if a cluster wrote it); an error naming
-        `reader` if it is uninitialized."""
+        `reader` if it is uninitialized. `lend=False`: the reader keeps nothing of it (a
+        compiled call that returns no view of it)."""
+        value = self._value(handle, reader)
+        if lend:
+            self.lent.add(handle.name)
+        return value
+
+    def read_to_overwrite(self, handle: VariableHandle, reader: str):
+        """The variable's value for a call that writes its new value into the same buffer: the
+        buffer itself if nobody else holds it, else a host copy (IREE copies host arguments
+        into a new buffer, which the call then owns)."""
+        value = self._value(handle, reader)
+        return to_host(value) if handle.name in self.lent else value
+
+    def _value(self, handle: VariableHandle, reader: str):
         try:
             return self.values[handle.name]
         except KeyError:
@@ -65,11 +85,16 @@ class VariableStore:
         """The variable's value as a NumPy array."""
         return to_host(self.read(handle, reader))
 
-    def write(self, handle: VariableHandle, value) -> None:
-        """Make `value` the variable's value (host values cast to its dtype)."""
+    def write(self, handle: VariableHandle, value, shared: bool = False) -> None:
+        """Make `value` the variable's value (host values cast to its dtype); `shared`: someone
+        else holds its buffer too (a call returned it as another result as well)."""
         if isinstance(value, np.ndarray) or np.isscalar(value):
             value = np.asarray(value, dtype=handle.dtype)
         self.values[handle.name] = value
+        if shared:
+            self.lent.add(handle.name)
+        else:
+            self.lent.discard(handle.name)
 
     def __contains__(self, handle: VariableHandle) -> bool:
         return handle.name in self.values

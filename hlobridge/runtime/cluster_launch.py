@@ -16,16 +16,18 @@ signatures is reported with a `RecompilationWarning` naming the shapes that chan
 
 from __future__ import annotations
 
+import json
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from hlobridge.passes.graph.mark_for_compilation import VARIABLES, Cluster
 from hlobridge.passes.ir import pipeline
+from hlobridge.passes.ir.tie_variables import ALIASED_KEY, FRESH_KEY, TIED_KEY
 
-from .. import dtypes
+from .. import dtypes, flags
 from ..analysis.const_analysis import constant_inputs
 from ..analysis.shape_inference import infer_specs
 from ..compile.cache import CompileCache
@@ -73,8 +75,9 @@ class JitState:
 
 
 class Executable:
-    """A compiled signature: the module's fast invoke and which variables it reads and writes
-    (as its signature names them: a binary from the cache needs no lowering to say)."""
+    """A compiled signature: the module's fast invoke, which variables it reads and writes,
+    which of those it writes in place and which come back in buffers of their own (as its
+    signature and reflection say: a binary from the cache needs no lowering to say)."""
 
     def __init__(self, vmfb: bytes, device: str, n_outputs: int):
         self.vmfb = vmfb  # the binary (the memory cache's bytes, not a copy): the profiler replays it
@@ -84,6 +87,35 @@ class Executable:
         self.resource_args = [TensorRef.parse(n) for n in main.signature.variables_read()]
         self.written = [TensorRef.parse(n) for n in main.signature.variables_written()]
         self.n_outputs = n_outputs
+        first_variable = len(main.signature.inputs) - len(self.resource_args)
+        # passes/ir/tie_variables.py: (argument, result) pairs; results in buffers of their own
+        self.overwritten = {i - first_variable for i, _ in json.loads(main.reflection.get(TIED_KEY, "[]"))}
+        self.fresh = {k - n_outputs for k in json.loads(main.reflection.get(FRESH_KEY, "[]"))}
+        # the variables a result may be a view of (all of them if the compiler did not say)
+        aliased = main.reflection.get(ALIASED_KEY)
+        self.aliased = set(range(len(self.resource_args))) if aliased is None \
+            else {i - first_variable for i in json.loads(aliased)}
+
+    def variable_args(self, values: dict, variables, reader: str) -> list:
+        """The values of the variables the call reads, in argument order: those it overwrites
+        as buffers nobody else holds (VariableStore.read_to_overwrite), after every plain read
+        (lent where a result may be a view of it); a variable also read under another handle
+        (one shared_name) is overwritten in a copy."""
+        args = [None if i in self.overwritten else variables.read(values[r], reader, lend=i in self.aliased)
+                for i, r in enumerate(self.resource_args)]
+        names = [values[r].name for r in self.resource_args]
+        for i in self.overwritten:
+            handle = values[self.resource_args[i]]
+            if names.count(handle.name) > 1:  # also an argument of its own: a copy to overwrite
+                args[i] = to_host(variables.read(handle, reader))
+            else:
+                args[i] = variables.read_to_overwrite(handle, reader)
+        return args
+
+    def write_variables(self, results, values: dict, variables) -> None:
+        """Store the variables the call wrote; one whose buffer another result shares is lent."""
+        for j, (r, v) in enumerate(zip(self.written, results)):
+            variables.write(values[r], v, shared=j not in self.fresh)
 
 
 def _shape_key(value) -> tuple:
@@ -124,15 +156,14 @@ class ClusterLaunch:
             for step in self.members if members is None else members:
                 step.run(values, env)
             return
-        variables = [env.variables.read(values[r], self.name) for r in exe.resource_args]
+        variables = exe.variable_args(values, env.variables, self.name)
         results = invoke_or_raise(exe.invoke, [*args, *variables],
                                   f"cluster '{self.name}' ({len(self.nodes)} nodes)")
         if not isinstance(results, tuple):
             results = () if results is None else (results,)
         n = exe.n_outputs
         values.update(zip(self.outputs, results[:n]))
-        for r, v in zip(exe.written, results[n:]):
-            env.variables.write(values[r], v)
+        exe.write_variables(results[n:], values, env.variables)
 
     def _is_variable(self, ref: TensorRef, specs: dict) -> bool:
         return specs[ref].dtype == dtypes.RESOURCE or self.graph.nodes[ref.node].op in VARIABLES
@@ -185,9 +216,12 @@ class ClusterLaunch:
         return Executable(vmfb, self.config.device, len(self.outputs)), source
 
     def compile_options(self) -> CompileOptions:
-        """The Session's compile options decided for this cluster (data tiling where its weights
-        are constants, compile/options.py)."""
-        return self.config.options.for_module(reads_variables=bool(self.resources))
+        """The Session's compile options decided for this cluster: data tiling where its weights
+        are constants (compile/options.py), variables written in place where that is safe (the
+        launch hands over their buffers, passes/ir/tie_variables.py; HLOBRIDGE_FLAGS
+        --no-in-place-variables turns that off)."""
+        return replace(self.config.options.for_module(reads_variables=bool(self.resources)),
+                       tie_variables=flags.from_environment().in_place_variables)
 
     def lower(self, feeds: dict, stages, dump=None):
         """The cluster as one verified StableHLO module, through `stages`, for these specs of

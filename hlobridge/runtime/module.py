@@ -73,11 +73,13 @@ def invoke_or_raise(invoke, args, what: str):
 class CompiledFunction:
     """One exported function with its signature; callable with numpy arrays or DeviceArrays."""
 
-    def __init__(self, module: "LoadedModule", name: str, invoker, signature: Signature | None):
+    def __init__(self, module: "LoadedModule", name: str, invoker, signature: Signature | None,
+                 reflection: dict | None = None):
         self.module = module
         self.name = name
         self.invoke = invoker
         self.signature = signature
+        self.reflection = reflection or {}  # what the compiler noted on the function (iree.reflection)
 
     # `invoke(*args)`: the fast path for callers that already know their arguments fit (the
     # Session's cluster launches): IREE's own invoker, no signature check, results as IREE
@@ -152,9 +154,10 @@ class LoadedModule:
             if fname.startswith("__"):
                 continue
             fn = self.vm_module.lookup_function(fname)
-            sig_text = fn.reflection.get(SIGNATURE_KEY)
+            reflection = dict(fn.reflection)
+            sig_text = reflection.get(SIGNATURE_KEY)
             sig = Signature.from_json(sig_text) if sig_text else None
-            self.functions[fname] = CompiledFunction(self, fname, self._bound[fname], sig)
+            self.functions[fname] = CompiledFunction(self, fname, self._bound[fname], sig, reflection)
 
     def __getattr__(self, name: str) -> CompiledFunction:
         functions = self.__dict__.get("functions", {})

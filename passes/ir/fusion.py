@@ -28,14 +28,14 @@ from .dispatch_regions import form_regions
 
 MODES = ("hlobridge", "iree", "none")
 
-_ELEMENTWISE = frozenset(f"stablehlo.{n}" for n in (
+ELEMENTWISE_OPS = frozenset(f"stablehlo.{n}" for n in (
     "abs add and atan2 cbrt ceil clamp compare complex convert cosine divide exponential "
     "exponential_minus_one floor imag is_finite log log_plus_one logistic maximum minimum "
     "multiply negate not or popcnt power real remainder round_nearest_afz round_nearest_even "
     "rsqrt select shift_left shift_right_arithmetic shift_right_logical sign sine sqrt subtract "
     "tan tanh xor").split())
 KIND_OF = {
-    **{name: policy.ELEMENTWISE for name in _ELEMENTWISE},
+    **{name: policy.ELEMENTWISE for name in ELEMENTWISE_OPS},
     "stablehlo.broadcast_in_dim": policy.CHEAP,
     "stablehlo.iota": policy.CHEAP,
     # index remappings: copied into each reader (a strided slice as an extra region output

@@ -27,6 +27,7 @@ from .fusion import fuse
 from .hoist_negation import hoist_negation
 from .reduce_precision import LOW_TYPES, reduce_precision
 from .separate_loop_inits import separate_loop_inits
+from .tie_variables import tie_variables
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,11 @@ SEPARATE_LOOP_INITS = register(Stage(
     "a copy of each While initial value that something else also reads (IREE's async CPU "
     "driver frees it after a loop that ran zero times)"))
 
+TIE_VARIABLES = register(Stage(
+    "tie-variables", tie_variables,
+    "each variable argument only its own elementwise update reads becomes the storage of its "
+    "new value (iree.abi.output): written in place, no new buffer per step"))
+
 CONVERT_TO = {low: register(Stage(
     f"convert-to-{low}", lambda module, low=low: reduce_precision(module, low),
     f"f32 compute in {low}: converts around elementwise ops, {low} operands for dots and "
@@ -136,15 +142,19 @@ def precision_stage(precision: str) -> Stage:
                  passes=(CONVERT_TO[precision], CONSTANT_FOLD, ALGEBRAIC_SIMPLIFY, CSE))
 
 
-def build(precision: str | None = None, fusion: str | None = None) -> tuple[Stage, ...]:
+def build(precision: str | None = None, fusion: str | None = None, tie_variables: bool = False) -> tuple[Stage, ...]:
     """The pipeline every lowered module goes through, with the stages the options ask for:
-    `precision` "bf16"/"f16" adds the precision stage ("f32" or None: off); `fusion`
-    "hlobridge"/"none" adds the fusion stage ("iree" or None: IREE forms dispatches)."""
+    `precision` "bf16"/"f16" adds the precision stage ("f32" or None: off); `tie_variables`
+    the variables written in place (for callers that hand over their variables' buffers, as
+    the Session does); `fusion` "hlobridge"/"none" adds the fusion stage ("iree" or None: IREE
+    forms dispatches)."""
     stages = [SIMPLIFY, HOIST_NEGATION, SEPARATE_LOOP_INITS]
     if precision not in (None, "f32"):
         if precision not in LOW_TYPES:
             raise HlobridgeError(f"precision must be one of {', '.join(PRECISIONS)}, got '{precision}'")
         stages.append(precision_stage(precision))
+    if tie_variables:
+        stages.append(TIE_VARIABLES)
     if fusion not in (None, "iree"):
         if fusion not in FUSION_STAGES:
             raise HlobridgeError(f"fusion must be one of {', '.join(FUSION_MODES)}, got '{fusion}'")
