@@ -11,7 +11,8 @@ that reproduction). So a variable is tied only when every op reading it
 
 - is an elementwise op over the variable's own shape, with the variable as a direct operand:
   in a dispatch it reads each element before the write of that element, and
-- is an ancestor of the new value: its read is done before the new value can be computed.
+- is an ancestor of the new value through the update's own elementwise ops: its read is done
+  before the new value can be computed.
 
 That holds for optimizer slots (Momentum's accumulator, Adam's m and v: read only by the
 update itself) and for any variable that only its own update reads. One more case stays
@@ -71,8 +72,13 @@ def _tie_function(fn: ir.Operation, signature: Signature) -> list[tuple[int, int
     nodes, ops = body_nodes(block)
     returned = list(block.operations[len(ops)].operands)
     index = {op: i for i, op in enumerate(ops)}
+    readers: dict[int, list] = {}
+    for n in nodes:
+        for a in n.args:
+            readers.setdefault(a, []).append(n)
     pairs = [(i, results[name]) for i, (name, _) in enumerate(signature.inputs) if name in results]
-    tied = [(i, k) for i, k in pairs if _safe(block.arguments[i], returned[k], returned, nodes, ops, index)]
+    tied = [(i, k) for i, k in pairs
+            if _safe(block.arguments[i], returned[k], returned, readers.get(i, []), nodes, ops, index)]
     fresh = [k for k in sorted(results.values()) if _fresh(returned[k], returned)]
     aliased = [i for i, (name, _) in enumerate(signature.inputs)
                if name.endswith(VARIABLE_SUFFIX) and _returned_as_view(block.arguments[i], returned)]
@@ -110,7 +116,8 @@ def _fresh(value: ir.Value, returned: list) -> bool:
 
 def _returned_as_view(arg: ir.Value, returned: list) -> bool:
     """Whether a result may be `arg`'s own buffer: `arg` itself or a view of it."""
-    return any(v in _views(arg) for v in returned)
+    views = _views(arg)
+    return any(v in views for v in returned)
 
 
 def _views(value: ir.Value) -> set:
@@ -119,22 +126,29 @@ def _views(value: ir.Value) -> set:
                                          for r in use.owner.results])
 
 
-def _safe(arg: ir.Value, new: ir.Value, returned: list, nodes: list, ops: list, index: dict) -> bool:
+def _safe(arg: ir.Value, new: ir.Value, returned: list, readers: list, nodes: list, ops: list,
+          index: dict) -> bool:
     """Whether every read of `arg` is elementwise over its shape and done before `new` exists."""
     if isinstance(new.owner, ir.Block) or any(v == arg for v in returned):
         return False  # unchanged, or the old value is itself a result
     shape = tuple(ir.RankedTensorType(arg.type).shape)
-    readers = [n for n in nodes if arg.arg_number in n.args]
-    before_new = reachable([index[new.owner.operation]], lambda i: nodes[i].operands)
-    if not all(n.index in before_new and n.name in ELEMENTWISE_OPS and _direct(ops[n.index], arg)
-               and tuple(n.shape) == shape for n in readers):
+    if not all(n.name in ELEMENTWISE_OPS and tuple(n.shape) == shape and _direct(ops[n.index], arg)
+               for n in readers):
+        return False
+
+    def update_chain(i):  # the elementwise ops of the variable's shape
+        return [j for j in i if nodes[j].name in ELEMENTWISE_OPS and tuple(nodes[j].shape) == shape]
+
+    # Each read reaches the new value through the update's own elementwise ops: done before it
+    # (a read that gets there any other way is not looked for: the variable stays untied).
+    target = index[new.owner.operation]
+    if not all(target in reachable([n.index], lambda i: update_chain(nodes[i].users)) for n in readers):
         return False
     # The elementwise update and what it reads: a term reshaped (or transposed) into the
     # variable's shape, a convolution kernel's gradient from its matmul, makes IREE compute
     # the update in the matmul's layout and copy it into the argument afterwards: slower than
     # a new buffer (ResNet-50 training: 53 such copies, 94 MB a step).
-    update = reachable([index[new.owner.operation]], lambda i: [
-        p for p in nodes[i].operands if nodes[p].name in ELEMENTWISE_OPS and tuple(nodes[p].shape) == shape])
+    update = reachable([target], lambda i: update_chain(nodes[i].operands))
     return not any(nodes[p].name in RELAYOUT_OPS for i in update for p in nodes[i].operands)
 
 
