@@ -6,8 +6,8 @@ Safe means that nothing can read the old value after the new one is written, and
 does not see to that itself: it treats the argument and the storage as unrelated, and
 schedules the in-place write by data dependences alone. With cnn_train's weights tied, the
 dispatch that updates fc1's weights ran before the one computing the input gradient from
-them, and the next step's loss was 29% off (tests/compile/test_tied_variables.py keeps
-that reproduction). So a variable is tied only when every op reading it
+them, and the next step's loss was 29% off (tests/compile/test_in_place_hazard.py keeps a
+reproduction). So a variable is tied only when every op reading it
 
 - is an elementwise op over the variable's own shape, with the variable as a direct operand:
   in a dispatch it reads each element before the write of that element, and
@@ -27,8 +27,9 @@ The tied pairs (argument index, result index) go into the function's reflection 
 only values nobody else holds there, ops/state.py VariableStore). Beside them, under
 `hlobridge.fresh`, the variable results that come back in a buffer of their own: computed
 (not an argument, nor a view of one), and the only result that is that computed value or a
-view of it (a reshape, a bitcast or a slice, which IREE may return as the same memory). A variable whose new value shares a buffer (`w.assign(v)`
-returns v's own buffer) must not be written in place later, and the Session marks it so.
+view of it (a reshape, a bitcast or a slice, which IREE may return as the same memory). A
+variable whose new value shares a buffer (`w.assign(v)` returns v's own buffer) must not be
+written in place later, and the Session marks it so.
 Under `hlobridge.aliased`, the variable arguments a result may be (itself or a view): a call
 that reads a variable any other way holds nothing of it once it returns.
 """
