@@ -22,6 +22,7 @@ import math
 import os
 import statistics
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -38,15 +39,22 @@ TRAINING = ["seed_linreg_resource", "seed_mnist_softmax", "mlp_adam", "cnn_train
 WAYS = {"in place": "", "new buffers": "--no-in-place-variables"}
 
 
-def session(w, way: str, device: str):
-    """A started Session whose clusters were compiled with `way`'s flags."""
+@contextmanager
+def compiled_as(way: str):
+    """HLOBRIDGE_FLAGS as `way` asks, for the compiles inside (the flags are read per compile)."""
     os.environ[flags.ENV_VAR] = WAYS[way]
     flags.from_environment.cache_clear()
     try:
-        sess, _, _ = start(w, "auto", device, False)
+        yield
     finally:
         os.environ.pop(flags.ENV_VAR, None)
         flags.from_environment.cache_clear()
+
+
+def session(w, way: str, device: str):
+    """A started Session whose clusters were compiled with `way`'s flags."""
+    with compiled_as(way):
+        sess, _, _ = start(w, "auto", device, False)
     return sess
 
 
@@ -111,12 +119,8 @@ def bench(w, args) -> dict:
         if way == "in place":
             row["in_place"], row["written"] = traffic["in_place"], traffic["written"]
         if with_transients:
-            flags_text = WAYS[way]
-            os.environ[flags.ENV_VAR] = flags_text
-            flags.from_environment.cache_clear()
-            row[f"{way} transient MB"] = transient_bytes(sess) / 2 ** 20
-            os.environ.pop(flags.ENV_VAR, None)
-            flags.from_environment.cache_clear()
+            with compiled_as(way):
+                row[f"{way} transient MB"] = transient_bytes(sess) / 2 ** 20
     timers = {way: (lambda steps, s=sess: time_block(s, w, steps)) for way, sess in sessions.items()}
     _, blocks = interleaved(timers, args)
     for way, b in blocks.items():

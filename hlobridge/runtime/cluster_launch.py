@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import time
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -103,10 +104,12 @@ class Executable:
         (one shared_name) is overwritten in a copy."""
         args = [None if i in self.overwritten else variables.read(values[r], reader, lend=i in self.aliased)
                 for i, r in enumerate(self.resource_args)]
-        names = [values[r].name for r in self.resource_args]
+        if not self.overwritten:
+            return args
+        repeated = {name for name, n in Counter(values[r].name for r in self.resource_args).items() if n > 1}
         for i in self.overwritten:
             handle = values[self.resource_args[i]]
-            if names.count(handle.name) > 1:  # also an argument of its own: a copy to overwrite
+            if handle.name in repeated:  # also an argument of its own: a copy to overwrite
                 args[i] = to_host(variables.read(handle, reader))
             else:
                 args[i] = variables.read_to_overwrite(handle, reader)

@@ -77,12 +77,13 @@ def _tie_function(fn: ir.Operation, signature: Signature) -> list[tuple[int, int
     for n in nodes:
         for a in n.args:
             readers.setdefault(a, []).append(n)
-    pairs = [(i, results[name]) for i, (name, _) in enumerate(signature.inputs) if name in results]
-    tied = [(i, k) for i, k in pairs
-            if _safe(block.arguments[i], returned[k], returned, readers.get(i, []), nodes, ops, index)]
-    fresh = [k for k in sorted(results.values()) if _fresh(returned[k], returned)]
     aliased = [i for i, (name, _) in enumerate(signature.inputs)
                if name.endswith(VARIABLE_SUFFIX) and _returned_as_view(block.arguments[i], returned)]
+    old_value_returned = set(aliased)
+    pairs = [(i, results[name]) for i, (name, _) in enumerate(signature.inputs)
+             if name in results and i not in old_value_returned]
+    tied = [(i, k) for i, k in pairs if _safe(block.arguments[i], returned[k], readers.get(i, []), nodes, ops, index)]
+    fresh = [k for k in sorted(results.values()) if _fresh(returned[k], returned)]
     if tied:
         attrs = [_entries(a) for a in fn.attributes["arg_attrs"]] if "arg_attrs" in fn.attributes \
             else [{} for _ in block.arguments]
@@ -127,11 +128,10 @@ def _views(value: ir.Value) -> set:
                                          for r in use.owner.results])
 
 
-def _safe(arg: ir.Value, new: ir.Value, returned: list, readers: list, nodes: list, ops: list,
-          index: dict) -> bool:
+def _safe(arg: ir.Value, new: ir.Value, readers: list, nodes: list, ops: list, index: dict) -> bool:
     """Whether every read of `arg` is elementwise over its shape and done before `new` exists."""
-    if isinstance(new.owner, ir.Block) or any(v == arg for v in returned):
-        return False  # unchanged, or the old value is itself a result
+    if isinstance(new.owner, ir.Block):
+        return False  # unchanged (or another argument's value)
     shape = tuple(ir.RankedTensorType(arg.type).shape)
     if not all(n.name in ELEMENTWISE_OPS and tuple(n.shape) == shape and _direct(ops[n.index], arg)
                for n in readers):
