@@ -33,6 +33,9 @@ class Flags:
     max_loop_iterations: int | None = None  # limits.py: the most iterations one While may run
     release_host_memory: bool = False  # runtime/host_memory.py: keep glibc's malloc defaults
     in_place_variables: bool = True  # passes/ir/tie_variables.py: the Session's clusters write variables in place
+    # runtime/cluster_launch.py: on cpu-task, a cluster estimated at most this many flops
+    # (passes/ir/work_estimate.py) runs on the calling thread; 0: every cluster on the pool
+    small_cluster_flops: int = 30_000_000
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-loop-iterations", dest="max_loop_iterations", type=_positive_int, default=None)
     p.add_argument("--release-host-memory", dest="release_host_memory", action="store_true")
     p.add_argument("--no-in-place-variables", dest="in_place_variables", action="store_false")
+    p.add_argument("--small-cluster-flops", dest="small_cluster_flops", type=_count, default=Flags.small_cluster_flops)
     return p
 
 
@@ -63,6 +67,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    """An integer >= 0, written plainly, with underscores or in e notation ("2e7")."""
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a count, got '{text}'") from None
+    if value < 0 or value != int(value):
+        raise argparse.ArgumentTypeError(f"expected a count, got '{text}'")
+    return int(value)
+
+
 def parse(text: str) -> Flags:
     """Flags from a HLOBRIDGE_FLAGS value ("--dump-to=DIR --dump-pass=REGEX")."""
     args, unknown = _parser().parse_known_args(shlex.split(text or ""))
@@ -71,7 +86,8 @@ def parse(text: str) -> Flags:
         raise HlobridgeError(f"{ENV_VAR}: unknown flag(s) {' '.join(unknown)} (known: {known})")
     return Flags(dump_to=args.dump_to, dump_pass=args.dump_pass, max_constant_bytes=args.max_constant_bytes,
                  max_tensor_elements=args.max_tensor_elements, max_loop_iterations=args.max_loop_iterations,
-                 release_host_memory=args.release_host_memory, in_place_variables=args.in_place_variables)
+                 release_host_memory=args.release_host_memory, in_place_variables=args.in_place_variables,
+                 small_cluster_flops=args.small_cluster_flops)
 
 
 @cache

@@ -24,3 +24,24 @@ def shared_graphs() -> Path:
     if not SHARED_GRAPHS.is_dir():
         pytest.fail(f"graph corpus not found at {SHARED_GRAPHS} (set HLOBRIDGE_SHARED_GRAPHS)")
     return SHARED_GRAPHS
+
+
+@pytest.fixture
+def executor(monkeypatch):
+    """executor(i): for the i-th case of a corpus, every cluster on IREE's thread pool (local-task,
+    HLOBRIDGE_FLAGS --small-cluster-flops=0) when i is odd, the Session's default when even
+    (small clusters on the calling thread, local-sync). The corpora are small graphs, which the
+    default runs on the calling thread: alternating keeps the asynchronous driver tested too,
+    at no extra cost. Returns the executor's name, for the test's id."""
+    from hlobridge import flags
+
+    def choose(i: int) -> str:
+        if i % 2:
+            monkeypatch.setenv(flags.ENV_VAR, " ".join(filter(None, [os.environ.get(flags.ENV_VAR, ""),
+                                                                     "--small-cluster-flops=0"])))
+        flags.from_environment.cache_clear()
+        return "pool" if i % 2 else "by size"
+
+    yield choose
+    monkeypatch.undo()
+    flags.from_environment.cache_clear()

@@ -43,13 +43,17 @@ class CompileOptions:
     # Variables the caller hands over written in place (passes/ir/tie_variables.py): the Session
     # turns it on for its clusters; a module for users (hlobridge-compile) leaves its arguments alone.
     tie_variables: bool = False
+    # Each function's work estimated into its reflection (passes/ir/work_estimate.py): the Session
+    # runs small clusters on the calling thread.
+    estimate_work: bool = False
     # No --iree-opt-level: IREE's default (O0) measured best (2026-11-24, best of 3 runs, ms/step,
     # O0 vs O2): bert2_train 15.8 vs 72 (O2 fails to compile a dispatch and the cluster falls
     # back), cnn_train 24.6 vs 26.7, mlp_adam 0.92 vs 0.97. README "Compile options, measured".
 
     def stages(self) -> tuple:
         """hlobridge's IR pipeline (passes/ir/pipeline.py) for these options."""
-        return pipeline.build(precision=self.precision, fusion=self.fusion, tie_variables=self.tie_variables)
+        return pipeline.build(precision=self.precision, fusion=self.fusion, tie_variables=self.tie_variables,
+                              estimate_work=self.estimate_work)
 
     def for_module(self, reads_variables: bool) -> "CompileOptions":
         """These options with `data_tiling="auto"` decided for a module that does, or does not,

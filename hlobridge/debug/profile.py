@@ -65,6 +65,7 @@ class ClusterProfile:
     dispatches: list = field(default_factory=list)
     replay_ms: float = 0.0
     note: str = ""  # why dispatches are missing or named by kernel only
+    executor: str = ""  # the device it ran on, where that is not the Session's (a small cluster: "cpu")
 
     @property
     def dispatch_ms(self) -> float:

@@ -110,8 +110,9 @@ def profile_cluster(call: CapturedCall, iterations: int) -> ClusterProfile:
     options = launch.compile_options()
     try:
         lowered = launch.lower(call.feeds, options.stages())  # for its locations: the step's binary is replayed
-        vmfb = launch.executables[launch.signature(call.args[:len(launch.tensor_inputs)])].vmfb
-        return replayed(ClusterProfile(launch.name, len(launch.nodes)), vmfb, call.args, launch.config.device,
+        exe = launch.executables[launch.signature(call.args[:len(launch.tensor_inputs)])]
+        executor = exe.device if exe.device != launch.config.device else ""
+        return replayed(ClusterProfile(launch.name, len(launch.nodes), executor=executor), exe.vmfb, call.args, exe.device,
                         options, lowered.text(debug_info=True), launch.graph, iterations)
     except HlobridgeError as e:  # the step ran: its results and timeline stand, this cluster has no dispatches
         first = str(e).splitlines()[0] if str(e) else type(e).__name__

@@ -36,6 +36,8 @@ def format_table(prof, top: int) -> str:
                 f"(command buffers {c.replay_ms:.3f} ms)")
         scale = prof.replay_scale(c)
         notes = [c.note] if c.note else []
+        if c.executor == "cpu":
+            notes.append("on the calling thread (local-sync: a small cluster, HLOBRIDGE_FLAGS --small-cluster-flops)")
         if scale < 0.995:  # (what rounds to 1.00x is not worth a note)
             notes.append(f"the replay ran {1 / scale:.2f}x slower than the launch: its times scaled by {scale:.2f}")
         lines.append("; ".join([text, *notes]))
@@ -81,7 +83,8 @@ def profile_dict(prof, top: int | None) -> dict:
         "subject": prof.subject, "step_ms": step, "steps": len(prof.runs), "device": prof.device, "replayed_calls": prof.iterations,
         "clusters": [{"name": c.name, "nodes": c.nodes, "launch_ms": prof.cluster_ms(c.name),
                       "replayed_dispatch_ms": c.dispatch_ms, "replayed_command_buffer_ms": c.replay_ms,
-                      "replay_scale": prof.replay_scale(c), "dispatches": len(c.dispatches), "note": c.note}
+                      "replay_scale": prof.replay_scale(c), "dispatches": len(c.dispatches), "note": c.note,
+                      "executor": c.executor or prof.device}
                      for c in prof.clusters],
         "rows": [{"kind": r.kind, "ms": r.ms, "share_of_step": r.ms / step if step else None,
                   "share_of_cluster": r.cluster_share, "replayed_ms": r.replayed_ms, "cluster": r.cluster,

@@ -27,6 +27,7 @@ import numpy as np
 from hlobridge.passes.graph.mark_for_compilation import VARIABLES, Cluster
 from hlobridge.passes.ir import pipeline
 from hlobridge.passes.ir.tie_variables import ALIASED_KEY, FRESH_KEY, TIED_KEY
+from hlobridge.passes.ir.work_estimate import WORK_KEY
 
 from .. import dtypes, flags
 from ..analysis.const_analysis import constant_inputs
@@ -84,6 +85,10 @@ class Executable:
         self.vmfb = vmfb  # the binary (the memory cache's bytes, not a copy): the profiler replays it
         self.module = LoadedModule(vmfb, device)  # keeps the VM context alive
         main = self.module.functions["main"]
+        self.device = executor_device(device, main.reflection)
+        if self.device != device:
+            self.module = LoadedModule(vmfb, self.device)
+            main = self.module.functions["main"]
         self.invoke = main.invoke
         self.resource_args = [TensorRef.parse(n) for n in main.signature.variables_read()]
         self.written = [TensorRef.parse(n) for n in main.signature.variables_written()]
@@ -119,6 +124,19 @@ class Executable:
         """Store the variables the call wrote; one whose buffer another result shares is lent."""
         for j, (r, v) in enumerate(zip(self.written, results)):
             variables.write(values[r], v, shared=j not in self.fresh)
+
+
+def executor_device(device: str, reflection: dict) -> str:
+    """Where a cluster runs: on "cpu-task", one whose estimated work (passes/ir/work_estimate.py)
+    is at most HLOBRIDGE_FLAGS --small-cluster-flops runs on the calling thread ("cpu", IREE's
+    local-sync): handing a call to the thread pool and waiting for it costs more than such a
+    cluster computes (2-core VM, each step's median, local-sync / local-task: seed_linreg 0.43,
+    seed_mnist_softmax 0.54, cnn_infer_bn 0.45; mlp_adam 1.08 and BERT-2 1.04, so they stay on
+    the pool). Buffers are host memory on both, so a variable moves between them as it is."""
+    work = reflection.get(WORK_KEY)
+    if device == "cpu-task" and work is not None and int(work) <= flags.from_environment().small_cluster_flops:
+        return "cpu"
+    return device
 
 
 def _shape_key(value) -> tuple:
@@ -224,7 +242,7 @@ class ClusterLaunch:
         launch hands over their buffers, passes/ir/tie_variables.py; HLOBRIDGE_FLAGS
         --no-in-place-variables turns that off)."""
         return replace(self.config.options.for_module(reads_variables=bool(self.resources)),
-                       tie_variables=flags.from_environment().in_place_variables)
+                       tie_variables=flags.from_environment().in_place_variables, estimate_work=True)
 
     def lower(self, feeds: dict, stages, dump=None):
         """The cluster as one verified StableHLO module, through `stages`, for these specs of

@@ -85,9 +85,11 @@ class Session:
     """Runs a graph; see the module docstring. Options:
 
     jit                "auto" | "manual" | "strict" | "off"
-    device             "cpu-task" (IREE local-task, a thread pool: the default, 1.5-3x faster
-                       on steps with real work), "cpu" (local-sync: lowest latency per call,
-                       for tiny graphs) or "cuda"
+    device             "cpu-task" (the default: IREE local-task, a thread pool, 1.5-3x faster
+                       on steps with real work; a cluster estimated at most 3e7 flops runs on
+                       the calling thread instead, 2-3x faster there: HLOBRIDGE_FLAGS
+                       --small-cluster-flops), "cpu" (local-sync: every cluster on the
+                       calling thread) or "cuda"
     cache_dir          where compiled clusters persist (None: the default, see
                        compile_cache; False: memory only)
     min_cluster_size, max_cluster_size   clustering limits (auto mode)

@@ -28,6 +28,7 @@ from .hoist_negation import hoist_negation
 from .reduce_precision import LOW_TYPES, reduce_precision
 from .separate_loop_inits import separate_loop_inits
 from .tie_variables import tie_variables
+from .work_estimate import estimate_work
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,11 @@ TIE_VARIABLES = register(Stage(
     "each variable argument only its own elementwise update reads becomes the storage of its "
     "new value (iree.abi.output): written in place, no new buffer per step"))
 
+ESTIMATE_WORK = register(Stage(
+    "estimate-work", estimate_work,
+    "each function's arithmetic, estimated, noted in its reflection (hlobridge.work): the Session "
+    "runs small clusters on the calling thread"))
+
 CONVERT_TO = {low: register(Stage(
     f"convert-to-{low}", lambda module, low=low: reduce_precision(module, low),
     f"f32 compute in {low}: converts around elementwise ops, {low} operands for dots and "
@@ -142,12 +148,14 @@ def precision_stage(precision: str) -> Stage:
                  passes=(CONVERT_TO[precision], CONSTANT_FOLD, ALGEBRAIC_SIMPLIFY, CSE))
 
 
-def build(precision: str | None = None, fusion: str | None = None, tie_variables: bool = False) -> tuple[Stage, ...]:
+def build(precision: str | None = None, fusion: str | None = None, tie_variables: bool = False,
+          estimate_work: bool = False) -> tuple[Stage, ...]:
     """The pipeline every lowered module goes through, with the stages the options ask for:
     `precision` "bf16"/"f16" adds the precision stage ("f32" or None: off); `tie_variables`
     the variables written in place (for callers that hand over their variables' buffers, as
-    the Session does); `fusion` "hlobridge"/"none" adds the fusion stage ("iree" or None: IREE
-    forms dispatches)."""
+    the Session does); `estimate_work` the work estimate that picks a cluster's executor (the
+    Session); `fusion` "hlobridge"/"none" adds the fusion stage ("iree" or None: IREE forms
+    dispatches)."""
     stages = [SIMPLIFY, HOIST_NEGATION, SEPARATE_LOOP_INITS]
     if precision not in (None, "f32"):
         if precision not in LOW_TYPES:
@@ -155,6 +163,8 @@ def build(precision: str | None = None, fusion: str | None = None, tie_variables
         stages.append(precision_stage(precision))
     if tie_variables:
         stages.append(TIE_VARIABLES)
+    if estimate_work:
+        stages.append(ESTIMATE_WORK)
     if fusion not in (None, "iree"):
         if fusion not in FUSION_STAGES:
             raise HlobridgeError(f"fusion must be one of {', '.join(FUSION_MODES)}, got '{fusion}'")

@@ -62,6 +62,16 @@ def test_a_corpus_case_folder_runs_its_protocol_and_json_adds_up(shared_graphs, 
     assert {"ResourceApplyAdam", "MatMul"} <= {op for r in dispatches for op in r["ops"]}
 
 
+def test_a_small_cluster_is_profiled_on_the_calling_thread(shared_graphs, capsys):
+    """seed_mnist_softmax's step (about 5 Mflop) runs on local-sync: replayed there, and said."""
+    assert profile_cli.main([str(shared_graphs / "seed_mnist_softmax"), "--steps", "1", "--iterations", "1",
+                             "--json"]) == 0
+    (cluster,) = json.loads(capsys.readouterr().out)["clusters"]
+    assert cluster["executor"] == "cpu" and cluster["dispatches"] > 5
+    assert profile_cli.main([str(shared_graphs / "seed_mnist_softmax"), "--steps", "1", "--iterations", "1"]) == 0
+    assert "on the calling thread (local-sync" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("argv, message", [
     (["{cnn}", "--steps", "0"], "--steps must be >= 1, got 0"),
     (["{cnn}/graph.pbtxt"], "give --fetch NAME"),

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Where a cluster should run: on the calling thread (IREE's local-sync, `device="cpu"`) or on
+the thread pool (local-task, `"cpu-task"`), by its estimated work (passes/ir/work_estimate.py).
+
+    python benchmarks/small_clusters.py                   # the sweep below, about a minute
+    python benchmarks/small_clusters.py --repeat 9 --markdown
+
+Each row is one Session step of a graph built here: an MLP's inference, relu(x W1 + b1) W2,
+at a batch and width chosen to sweep the work from 0.1 to 400 Mflop, plus an elementwise chain
+over a wide tensor (memory, not arithmetic). Both executors run the same compiled binary, in
+alternating blocks (`--repeat` each); the table has the median ms/step of each and their ratio.
+HLOBRIDGE_FLAGS --small-cluster-flops (default 2e7) is the work at or below which a Session on
+"cpu-task" runs a cluster on the calling thread: this sweep is where that number comes from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+os.environ.setdefault("HLOBRIDGE_FLAGS", "--small-cluster-flops=0")  # "cpu-task" means the pool here
+
+from benchmarks.common import markdown_table, text_table  # noqa: E402
+from hlobridge.frontend.graph_builder import GraphBuilder  # noqa: E402
+from hlobridge.runtime.session import Session  # noqa: E402
+from passes.ir.work_estimate import WORK_KEY  # noqa: E402
+
+# (batch, input width, hidden width, output width) of the MLPs
+MLPS = [(4, 64, 64, 10), (16, 256, 128, 10), (32, 512, 256, 10), (64, 784, 256, 10), (100, 784, 512, 10),
+        (128, 1024, 1024, 10), (256, 1024, 1024, 100)]
+WIDE = [2**14, 2**17, 2**20]  # elements of the elementwise chains
+
+
+def mlp(batch: int, width: int, hidden: int, out: int):
+    """relu(x W1 + b1) W2 + b2 with random constant weights; (graph, fetch, feeds)."""
+    rng = np.random.default_rng(0)
+    b = GraphBuilder()
+    x = b.placeholder("x", np.float32, (batch, width))
+    w1 = b.const("w1", rng.standard_normal((width, hidden)).astype(np.float32) * 0.05)
+    b1 = b.const("b1", rng.standard_normal(hidden).astype(np.float32))
+    w2 = b.const("w2", rng.standard_normal((hidden, out)).astype(np.float32) * 0.05)
+    h = b.op("Relu", [b.op("BiasAdd", [b.op("MatMul", [x, w1], T=np.float32), b1], T=np.float32)], T=np.float32)
+    b.op("MatMul", [h, w2], name="y", T=np.float32)
+    return b.graph(), "y:0", {"x:0": rng.standard_normal((batch, width)).astype(np.float32)}
+
+
+def elementwise(n: int):
+    """tanh(x * 2 + 1) * x - x / 3: a chain over n elements; (graph, fetch, feeds)."""
+    b = GraphBuilder()
+    x = b.placeholder("x", np.float32, (n,))
+    t = b.op("Tanh", [b.op("AddV2", [b.op("Mul", [x, b.const("two", np.float32(2))], T=np.float32),
+                                     b.const("one", np.float32(1))], T=np.float32)], T=np.float32)
+    b.op("Sub", [b.op("Mul", [t, x], T=np.float32),
+                 b.op("RealDiv", [x, b.const("three", np.float32(3))], T=np.float32)], name="y", T=np.float32)
+    return b.graph(), "y:0", {"x:0": np.random.default_rng(0).standard_normal(n).astype(np.float32)}
+
+
+def block_ms(sess: Session, fetch: str, feeds: dict, steps: int) -> float:
+    t = time.perf_counter()
+    for _ in range(steps):
+        sess.run(fetch, feeds)
+    return (time.perf_counter() - t) / steps * 1e3
+
+
+def measure(name: str, graph, fetch: str, feeds: dict, repeat: int, block_s: float) -> dict:
+    sessions = {d: Session(graph, device=d) for d in ("cpu", "cpu-task")}
+    for s in sessions.values():
+        s.run(fetch, feeds)
+    (exe,) = [e for launch in _launches(sessions["cpu-task"]) for e in launch.executables.values()]
+    steps = max(5, int(block_s / (block_ms(sessions["cpu-task"], fetch, feeds, 5) / 1e3)))
+    ms = {d: [] for d in sessions}
+    for r in range(repeat):
+        for d in (sessions if r % 2 else reversed(list(sessions))):
+            ms[d].append(block_ms(sessions[d], fetch, feeds, steps))
+    sync, pool = statistics.median(ms["cpu"]), statistics.median(ms["cpu-task"])
+    work = int(exe.module.functions["main"].reflection[WORK_KEY])
+    return {"graph": name, "Mflop": f"{work / 1e6:.3g}", "calling thread ms": f"{sync:.3g}",
+            "thread pool ms": f"{pool:.3g}", "thread/pool": f"{sync / pool:.2f}"}
+
+
+def _launches(sess: Session):
+    """The Session's cluster launches (every plan it made)."""
+    for plan in sess._plans.values():
+        for unit in plan.units:
+            if hasattr(unit, "executables"):
+                yield unit
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--block-s", type=float, default=0.2)
+    p.add_argument("--markdown", action="store_true")
+    args = p.parse_args(argv)
+    cases = [(f"mlp {b}x{w}x{h}x{o}", *mlp(b, w, h, o)) for b, w, h, o in MLPS]
+    cases += [(f"elementwise {n}", *elementwise(n)) for n in WIDE]
+    rows = []
+    for name, graph, fetch, feeds in cases:
+        rows.append(measure(name, graph, fetch, feeds, args.repeat, args.block_s))
+        print(" ".join(f"{k}={v}" for k, v in rows[-1].items()), file=sys.stderr, flush=True)
+    head = list(rows[0])
+    table = [[row[k] for k in head] for row in rows]
+    print(markdown_table(head, table) if args.markdown else text_table(head, table))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
