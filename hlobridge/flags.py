@@ -36,6 +36,7 @@ class Flags:
     # runtime/cluster_launch.py: on cpu-task, a cluster estimated at most this many flops
     # (passes/ir/work_estimate.py) runs on the calling thread; 0: every cluster on the pool
     small_cluster_flops: int = 30_000_000
+    pin_waiting_thread: bool = True  # runtime/caller_affinity.py: a caller waits for the pool on its last worker's CPU
 
 
 class _Parser(argparse.ArgumentParser):
@@ -52,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-loop-iterations", dest="max_loop_iterations", type=_positive_int, default=None)
     p.add_argument("--release-host-memory", dest="release_host_memory", action="store_true")
     p.add_argument("--no-in-place-variables", dest="in_place_variables", action="store_false")
+    p.add_argument("--no-pin-waiting-thread", dest="pin_waiting_thread", action="store_false")
     p.add_argument("--small-cluster-flops", dest="small_cluster_flops", type=_count, default=Flags.small_cluster_flops)
     return p
 
@@ -87,7 +89,7 @@ def parse(text: str) -> Flags:
     return Flags(dump_to=args.dump_to, dump_pass=args.dump_pass, max_constant_bytes=args.max_constant_bytes,
                  max_tensor_elements=args.max_tensor_elements, max_loop_iterations=args.max_loop_iterations,
                  release_host_memory=args.release_host_memory, in_place_variables=args.in_place_variables,
-                 small_cluster_flops=args.small_cluster_flops)
+                 small_cluster_flops=args.small_cluster_flops, pin_waiting_thread=args.pin_waiting_thread)
 
 
 @cache

@@ -20,6 +20,7 @@ import json
 import time
 import warnings
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -41,7 +42,8 @@ from ..frontend.graph import Graph, TensorRef
 from ..lowering.driver import lower_to_stablehlo
 from ..spec import TensorSpec
 from .host import to_host
-from .module import LoadedModule, invoke_or_raise
+from .caller_affinity import waiting_beside_the_pool
+from .module import DRIVERS, LoadedModule, invoke_or_raise
 from .cluster_key import cluster_key_parts
 
 
@@ -134,9 +136,8 @@ def executor_device(device: str, reflection: dict) -> str:
     seed_mnist_softmax 0.54, cnn_infer_bn 0.45; mlp_adam 1.08 and BERT-2 1.04, so they stay on
     the pool). Buffers are host memory on both, so a variable moves between them as it is."""
     work = reflection.get(WORK_KEY)
-    if device == "cpu-task" and work is not None and int(work) <= flags.from_environment().small_cluster_flops:
-        return "cpu"
-    return device
+    small = work is not None and int(work) <= flags.from_environment().small_cluster_flops
+    return "cpu" if small and DRIVERS.get(device) == "local-task" else device
 
 
 def _shape_key(value) -> tuple:
@@ -178,8 +179,9 @@ class ClusterLaunch:
                 step.run(values, env)
             return
         variables = exe.variable_args(values, env.variables, self.name)
-        results = invoke_or_raise(exe.invoke, [*args, *variables],
-                                  f"cluster '{self.name}' ({len(self.nodes)} nodes)")
+        with waiting_beside_the_pool() if DRIVERS[exe.device] == "local-task" else nullcontext():
+            results = invoke_or_raise(exe.invoke, [*args, *variables],
+                                      f"cluster '{self.name}' ({len(self.nodes)} nodes)")
         if not isinstance(results, tuple):
             results = () if results is None else (results,)
         n = exe.n_outputs

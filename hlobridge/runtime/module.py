@@ -14,6 +14,7 @@ Arguments are checked against the signature the compiler stored in the module.
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from functools import lru_cache
 from pathlib import Path
 
@@ -23,6 +24,7 @@ import iree.runtime as rt
 from .. import dtypes, limits
 from ..device_checks import device_check_error
 from ..errors import HlobridgeError, InputError
+from .caller_affinity import waiting_beside_the_pool
 from .host import to_host
 from .host_memory import keep_freed_buffers
 from ..lowering.signature import SIGNATURE_KEY, Signature
@@ -119,7 +121,9 @@ class CompiledFunction:
 
     def call_device(self, *args):
         """Call and keep results on the device (DeviceArrays), for chaining calls."""
-        results = invoke_or_raise(self.invoke, self._check(args), f"{self.name}()")
+        args = self._check(args)
+        with waiting_beside_the_pool() if DRIVERS[self.module.device] == "local-task" else nullcontext():
+            results = invoke_or_raise(self.invoke, args, f"{self.name}()")
         return results if isinstance(results, tuple) else (results,)
 
     def __call__(self, *args):
