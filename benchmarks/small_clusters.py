@@ -20,6 +20,7 @@ import os
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -27,9 +28,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-os.environ.setdefault("HLOBRIDGE_FLAGS", "--small-cluster-flops=0")  # "cpu-task" means the pool here
-
 from benchmarks.common import markdown_table, text_table  # noqa: E402
+from hlobridge import flags  # noqa: E402
 from hlobridge.frontend.graph_builder import GraphBuilder  # noqa: E402
 from hlobridge.runtime.session import Session  # noqa: E402
 from passes.ir.work_estimate import WORK_KEY  # noqa: E402
@@ -71,11 +71,32 @@ def block_ms(sess: Session, fetch: str, feeds: dict, steps: int) -> float:
     return (time.perf_counter() - t) / steps * 1e3
 
 
+@contextmanager
+def every_cluster_on_the_pool():
+    """HLOBRIDGE_FLAGS --small-cluster-flops=0 for the Sessions started inside (a cluster's
+    executor is chosen when it is loaded): "cpu-task" then means the pool, however small."""
+    before = os.environ.get(flags.ENV_VAR)
+    os.environ[flags.ENV_VAR] = f"{before or ''} --small-cluster-flops=0"
+    flags.from_environment.cache_clear()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(flags.ENV_VAR)
+        else:
+            os.environ[flags.ENV_VAR] = before
+        flags.from_environment.cache_clear()
+
+
 def measure(name: str, graph, fetch: str, feeds: dict, repeat: int, block_s: float) -> dict:
-    sessions = {d: Session(graph, device=d) for d in ("cpu", "cpu-task")}
-    for s in sessions.values():
-        s.run(fetch, feeds)
+    """One row: the graph's step on the calling thread and on the pool, alternating blocks."""
+    with every_cluster_on_the_pool():
+        sessions = {d: Session(graph, device=d, cache_dir=False) for d in ("cpu", "cpu-task")}
+        for s in sessions.values():
+            s.run(fetch, feeds)
     (exe,) = [e for launch in _launches(sessions["cpu-task"]) for e in launch.executables.values()]
+    if exe.device != "cpu-task":
+        raise SystemExit(f"{name}: the pool's Session runs on {exe.device}: HLOBRIDGE_FLAGS was not applied")
     steps = max(5, int(block_s / (block_ms(sessions["cpu-task"], fetch, feeds, 5) / 1e3)))
     ms = {d: [] for d in sessions}
     for r in range(repeat):
