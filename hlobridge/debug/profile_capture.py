@@ -111,9 +111,10 @@ def profile_cluster(call: CapturedCall, iterations: int) -> ClusterProfile:
     try:
         lowered = launch.lower(call.feeds, options.stages())  # for its locations: the step's binary is replayed
         exe = launch.executables[launch.signature(call.args[:len(launch.tensor_inputs)])]
-        executor = exe.device if exe.device != launch.config.device else ""
-        return replayed(ClusterProfile(launch.name, len(launch.nodes), executor=executor), exe.vmfb, call.args, exe.device,
-                        options, lowered.text(debug_info=True), launch.graph, iterations)
+        result = ClusterProfile(launch.name, len(launch.nodes),
+                                executor=exe.device if exe.device != launch.config.device else "")
+        return replayed(result, exe.vmfb, call.args, exe.device, options, lowered.text(debug_info=True),
+                        launch.graph, iterations)
     except HlobridgeError as e:  # the step ran: its results and timeline stand, this cluster has no dispatches
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         return ClusterProfile(launch.name, len(launch.nodes), note=f"not profiled: {first}")

@@ -14,6 +14,9 @@ import math
 import numpy as np
 from iree.compiler import ir
 
+from hlobridge.lowering.signature import SIGNATURE_KEY
+
+REFLECTION = "iree.reflection"  # a function's notes, kept by IREE in the .vmfb for the runtime
 # StableHLO ops without side effects or regions: removable once nothing reads them.
 PURE_OPS = frozenset(f"stablehlo.{n}" for n in (
     "constant abs add and atan2 broadcast_in_dim ceil clamp compare concatenate convert "
@@ -35,6 +38,31 @@ def ops_named(module: ir.Module, names) -> list[ir.Operation]:
 
     module.operation.walk(collect)
     return found
+
+
+def signed_functions(module: ir.Module) -> list[tuple[ir.Operation, str]]:
+    """The functions hlobridge lowered (those whose reflection holds its signature), each with
+    the signature's JSON."""
+    found = []
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "func.func" and REFLECTION in op.attributes:
+            reflection = ir.DictAttr(op.attributes[REFLECTION])
+            if SIGNATURE_KEY in reflection:
+                found.append((op, ir.StringAttr(reflection[SIGNATURE_KEY]).value))
+    return found
+
+
+def dict_entries(attr) -> dict:
+    """A DictAttr's entries as a dict (to add some and build a new DictAttr)."""
+    return {entry.name: entry.attr for entry in ir.DictAttr(attr)}
+
+
+def note_in_reflection(fn: ir.Operation, notes: dict[str, str]) -> None:
+    """Add `notes` (key: text) to `fn`'s reflection, which the runtime reads from the binary."""
+    entries = dict_entries(fn.attributes[REFLECTION])
+    entries.update((key, ir.StringAttr.get(text)) for key, text in notes.items())
+    fn.attributes[REFLECTION] = ir.DictAttr.get(entries)
 
 
 def producer(value: ir.Value) -> ir.Operation | None:

@@ -41,30 +41,24 @@ import json
 from iree.compiler import ir
 
 from hlobridge.analysis.graph_algorithms import reachable
-from hlobridge.lowering.signature import SIGNATURE_KEY, VARIABLE_SUFFIX, Signature
+from hlobridge.lowering.signature import VARIABLE_SUFFIX, Signature
 
 from .fusion import ELEMENTWISE_OPS, body_nodes
+from .ir_helpers import dict_entries, note_in_reflection, signed_functions
 
 TIED_KEY = "hlobridge.tied"
 FRESH_KEY = "hlobridge.fresh"
 ALIASED_KEY = "hlobridge.aliased"
 RELAYOUT_OPS = frozenset({"stablehlo.reshape", "stablehlo.transpose"})
 VIEW_OPS = frozenset({"stablehlo.reshape", "stablehlo.bitcast_convert", "stablehlo.slice"})
-REFLECTION = "iree.reflection"
 OUTPUT_STORAGE = "iree.abi.output"
 
 
 def tie_variables(module: ir.Module) -> list[tuple[int, int]]:
     """Tie each variable argument of each exported function that can safely be written in
     place to its result (see the module docstring); returns the (argument, result) pairs."""
-    tied = []
-    for op in module.body.operations:
-        op = op.operation
-        if op.name == "func.func" and REFLECTION in op.attributes:
-            reflection = ir.DictAttr(op.attributes[REFLECTION])
-            if SIGNATURE_KEY in reflection:
-                tied += _tie_function(op, Signature.from_json(ir.StringAttr(reflection[SIGNATURE_KEY]).value))
-    return tied
+    return [pair for fn, signature in signed_functions(module)
+            for pair in _tie_function(fn, Signature.from_json(signature))]
 
 
 def _tie_function(fn: ir.Operation, signature: Signature) -> list[tuple[int, int]]:
@@ -85,22 +79,13 @@ def _tie_function(fn: ir.Operation, signature: Signature) -> list[tuple[int, int
     tied = [(i, k) for i, k in pairs if _safe(block.arguments[i], returned[k], readers.get(i, []), nodes, ops, index)]
     fresh = [k for k in sorted(results.values()) if _fresh(returned[k], returned)]
     if tied:
-        attrs = [_entries(a) for a in fn.attributes["arg_attrs"]] if "arg_attrs" in fn.attributes \
+        attrs = [dict_entries(a) for a in fn.attributes["arg_attrs"]] if "arg_attrs" in fn.attributes \
             else [{} for _ in block.arguments]
         for i, k in tied:
             attrs[i][OUTPUT_STORAGE] = ir.IntegerAttr.get(ir.IndexType.get(), k)
         fn.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in attrs])
-    reflection = _entries(fn.attributes[REFLECTION])
-    reflection[TIED_KEY] = ir.StringAttr.get(json.dumps(tied))
-    reflection[FRESH_KEY] = ir.StringAttr.get(json.dumps(fresh))
-    reflection[ALIASED_KEY] = ir.StringAttr.get(json.dumps(aliased))
-    fn.attributes[REFLECTION] = ir.DictAttr.get(reflection)
+    note_in_reflection(fn, {TIED_KEY: json.dumps(tied), FRESH_KEY: json.dumps(fresh), ALIASED_KEY: json.dumps(aliased)})
     return tied
-
-
-def _entries(attr) -> dict:
-    """A DictAttr's entries as a dict (to add one and build a new DictAttr)."""
-    return {entry.name: entry.attr for entry in ir.DictAttr(attr)}
 
 
 def _fresh(value: ir.Value, returned: list) -> bool:

@@ -24,10 +24,9 @@ import re
 
 from iree.compiler import ir
 
-from hlobridge.lowering.signature import SIGNATURE_KEY
+from .ir_helpers import note_in_reflection, signed_functions
 
 WORK_KEY = "hlobridge.work"
-REFLECTION = "iree.reflection"
 ELEMENT_COST = 5
 # no work of their own: constants, terminators, and a dispatch region (its ops count)
 FREE_OPS = frozenset({"stablehlo.constant", "arith.constant", "func.return", "stablehlo.return", "flow.return",
@@ -40,16 +39,10 @@ def estimate_work(module: ir.Module) -> dict[str, int]:
     """Note the estimated work of each of the module's hlobridge functions (those with a
     signature) in its reflection; returns it by function name."""
     found = {}
-    for op in module.body.operations:
-        op = op.operation
-        if op.name == "func.func" and REFLECTION in op.attributes:
-            entries = {e.name: e.attr for e in ir.DictAttr(op.attributes[REFLECTION])}
-            if SIGNATURE_KEY in entries:
-                name = ir.StringAttr(op.attributes["sym_name"]).value
-                found[name] = function_work(op)
-                if found[name] is not None:
-                    entries[WORK_KEY] = ir.StringAttr.get(str(found[name]))
-                    op.attributes[REFLECTION] = ir.DictAttr.get(entries)
+    for fn, _ in signed_functions(module):
+        work = found[ir.StringAttr(fn.attributes["sym_name"]).value] = function_work(fn)
+        if work is not None:
+            note_in_reflection(fn, {WORK_KEY: str(work)})
     return found
 
 
