@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import statistics
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -39,16 +37,9 @@ TRAINING = ["seed_linreg_resource", "seed_mnist_softmax", "mlp_adam", "cnn_train
 WAYS = {"in place": "", "new buffers": "--no-in-place-variables"}
 
 
-@contextmanager
 def compiled_as(way: str):
     """HLOBRIDGE_FLAGS as `way` asks, for the compiles inside (the flags are read per compile)."""
-    os.environ[flags.ENV_VAR] = WAYS[way]
-    flags.from_environment.cache_clear()
-    try:
-        yield
-    finally:
-        os.environ.pop(flags.ENV_VAR, None)
-        flags.from_environment.cache_clear()
+    return flags.environment(WAYS[way])
 
 
 def session(w, way: str, device: str):

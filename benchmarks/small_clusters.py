@@ -20,7 +20,6 @@ import os
 import statistics
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -71,21 +70,10 @@ def block_ms(sess: Session, fetch: str, feeds: dict, steps: int) -> float:
     return (time.perf_counter() - t) / steps * 1e3
 
 
-@contextmanager
 def every_cluster_on_the_pool():
     """HLOBRIDGE_FLAGS --small-cluster-flops=0 for the Sessions started inside (a cluster's
     executor is chosen when it is loaded): "cpu-task" then means the pool, however small."""
-    before = os.environ.get(flags.ENV_VAR)
-    os.environ[flags.ENV_VAR] = f"{before or ''} --small-cluster-flops=0"
-    flags.from_environment.cache_clear()
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(flags.ENV_VAR)
-        else:
-            os.environ[flags.ENV_VAR] = before
-        flags.from_environment.cache_clear()
+    return flags.environment(f"{os.environ.get(flags.ENV_VAR, '')} --small-cluster-flops=0")
 
 
 def measure(name: str, graph, fetch: str, feeds: dict, repeat: int, block_s: float) -> dict:

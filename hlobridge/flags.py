@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 
@@ -96,3 +97,20 @@ def parse(text: str) -> Flags:
 def from_environment() -> Flags:
     """The process's flags, parsed once (tests call `from_environment.cache_clear()`)."""
     return parse(os.environ.get(ENV_VAR, ""))
+
+
+@contextmanager
+def environment(text: str):
+    """HLOBRIDGE_FLAGS set to `text` inside (benchmarks compile one workload several ways in one
+    process; a cluster reads the flags when it is compiled and loaded), then as it was."""
+    before = os.environ.get(ENV_VAR)
+    os.environ[ENV_VAR] = text
+    from_environment.cache_clear()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV_VAR)
+        else:
+            os.environ[ENV_VAR] = before
+        from_environment.cache_clear()
