@@ -51,10 +51,12 @@ class _Pool:
 
 
 @contextmanager
-def waiting_beside_the_pool():
-    """Run the body (a call into a local-task module) with the calling thread on the pool's
-    last worker's CPUs, then give it back its own. The first call runs as it is and finds them."""
-    cpus = _Pool.cpus if flags.from_environment().pin_waiting_thread else None
+def waiting_beside_the_pool(driver: str):
+    """Run the body (a call into a module on IREE `driver`) with the calling thread on the
+    pool's last worker's CPUs, then give it back its own; only for local-task, the pool. The
+    first call runs as it is and finds them."""
+    pool = driver == "local-task"
+    cpus = _Pool.cpus if pool and flags.from_environment().pin_waiting_thread else None
     saved = None
     if cpus:
         saved = os.sched_getaffinity(0)
@@ -64,5 +66,5 @@ def waiting_beside_the_pool():
     finally:
         if saved is not None:
             os.sched_setaffinity(0, saved)
-        if not _Pool.looked:
+        if pool and not _Pool.looked:
             _Pool.cpus, _Pool.looked = last_worker_cpus(), True

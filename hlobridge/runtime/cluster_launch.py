@@ -20,7 +20,6 @@ import json
 import time
 import warnings
 from collections import Counter
-from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -179,7 +178,7 @@ class ClusterLaunch:
                 step.run(values, env)
             return
         variables = exe.variable_args(values, env.variables, self.name)
-        with waiting_beside_the_pool() if DRIVERS[exe.device] == "local-task" else nullcontext():
+        with waiting_beside_the_pool(exe.module.driver):
             results = invoke_or_raise(exe.invoke, [*args, *variables],
                                       f"cluster '{self.name}' ({len(self.nodes)} nodes)")
         if not isinstance(results, tuple):

@@ -14,7 +14,6 @@ Arguments are checked against the signature the compiler stored in the module.
 from __future__ import annotations
 
 import os
-from contextlib import nullcontext
 from functools import lru_cache
 from pathlib import Path
 
@@ -122,7 +121,7 @@ class CompiledFunction:
     def call_device(self, *args):
         """Call and keep results on the device (DeviceArrays), for chaining calls."""
         args = self._check(args)
-        with waiting_beside_the_pool() if DRIVERS[self.module.device] == "local-task" else nullcontext():
+        with waiting_beside_the_pool(self.module.driver):
             results = invoke_or_raise(self.invoke, args, f"{self.name}()")
         return results if isinstance(results, tuple) else (results,)
 
@@ -137,6 +136,7 @@ class LoadedModule:
     def __init__(self, vmfb: bytes | os.PathLike | str, device: str = "cpu"):
         self.device = device
         self.config = config(device)
+        self.driver = DRIVERS[device]
         if isinstance(vmfb, (str, os.PathLike)):
             path = Path(vmfb)
             try:
