@@ -38,7 +38,7 @@ from hlobridge.ops.tensor_arrays import KERNEL_ONLY as TENSOR_ARRAY_KERNELS
 
 from .array_handles import carries_array_handles_only
 from .array_handles import functions_of as _functions_of
-
+from .contraction import Contraction
 from .functionalize_control_flow import maybe_dead
 from .variant_groups import group_reason, variant_groups, variant_test
 
@@ -200,71 +200,6 @@ def _bodies_compile(node, library) -> bool:
     return True
 
 
-class _Contraction:
-    """Union-find over nodes plus the contracted graph, for cycle-free edge contraction."""
-
-    def __init__(self, graph: Graph, nodes: list[str], cut: set[TensorRef]):
-        self.rank = {n: i for i, n in enumerate(nodes)}
-        self.parent = {n: n for n in nodes}
-        self.members = {n: [n] for n in nodes}
-        self.succ: dict[str, set[str]] = {n: set() for n in nodes}
-        self.pred: dict[str, set[str]] = {n: set() for n in nodes}
-        for n in nodes:
-            node = graph.nodes[n]
-            preds = {r.node for r in node.inputs if r not in cut} | set(node.control_inputs)
-            for p in preds:
-                if p in self.rank and graph.nodes[p].op not in ("NextIteration", "RefNextIteration"):
-                    self.succ[p].add(n)
-                    self.pred[n].add(p)
-
-    def find(self, n: str) -> str:
-        while self.parent[n] != n:
-            self.parent[n] = self.parent[self.parent[n]]
-            n = self.parent[n]
-        return n
-
-    def _reachable_avoiding_edge(self, a: str, b: str) -> bool:
-        """Is b reachable from a other than by the direct edge a->b?"""
-        todo = [s for s in self.succ[a] if s != b]
-        seen = set(todo)
-        while todo:
-            x = todo.pop()
-            if x == b:
-                return True
-            for s in self.succ[x]:
-                if s not in seen:
-                    seen.add(s)
-                    todo.append(s)
-        return False
-
-    def try_merge(self, a: str, b: str) -> bool:
-        """Contract the edge between clusters a -> b (or b -> a) unless that makes a cycle."""
-        if b in self.succ[a]:
-            src, dst = a, b
-        elif a in self.succ[b]:
-            src, dst = b, a
-        else:
-            return False  # not adjacent (the edge was cut by a feed)
-        if self._reachable_avoiding_edge(src, dst):
-            return False
-        keep, gone = (a, b) if self.rank[a] <= self.rank[b] else (b, a)
-        for s in self.succ.pop(gone):
-            self.pred[s].discard(gone)
-            if s != keep:
-                self.pred[s].add(keep)
-                self.succ[keep].add(s)
-        for p in self.pred.pop(gone):
-            self.succ[p].discard(gone)
-            if p != keep:
-                self.succ[p].add(keep)
-                self.pred[keep].add(p)
-        self.succ[keep].discard(keep)
-        self.pred[keep].discard(keep)
-        self.parent[gone] = keep
-        self.members[keep] += self.members.pop(gone)
-        return True
-
-
 def _weight(graph: Graph, names: list[str]) -> int:
     return sum(graph.nodes[n].op not in ZERO_WEIGHT for n in names)
 
@@ -291,7 +226,7 @@ def mark_for_compilation(graph: Graph, nodes=None, *, cut=(), fetched=(),
         if why is not None:
             reasons.update({n: why for n in members if n not in reasons})
     candidates = [n for n in order if n not in reasons]
-    dsu = _Contraction(graph, order, cut)
+    dsu = Contraction(graph, order, cut)
 
     def device(n: str) -> str:
         return device_type(graph.nodes[n].device) or "CPU"
