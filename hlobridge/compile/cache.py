@@ -126,7 +126,16 @@ class CompileCache:
 
     def get_or_build(self, key: str, build) -> tuple[bytes, str]:
         """(vmfb, source) for `key`: from memory, from disk, or `build()` ("compiled") and kept."""
-        path = self.directory / f"{key}.vmfb" if self.directory else None
+        found = self.lookup(key)
+        if found is not None:
+            return found
+        vmfb = build()
+        self.keep(key, vmfb)
+        return vmfb, "compiled"
+
+    def lookup(self, key: str) -> tuple[bytes, str] | None:
+        """(vmfb, "memory" or "disk") for `key`, or None: it must be built."""
+        path = self._path(key)
         if key in self.memory:
             if path is not None and not path.is_file():  # compiled for another cache dir
                 self._store(path, self.memory[key])
@@ -137,12 +146,18 @@ class CompileCache:
                 self.memory[key] = vmfb
                 return vmfb, "disk"
             warnings.warn(CacheWarning(f"{path}: a truncated or damaged compile-cache entry; compiling again"),
-                          stacklevel=3)
-        vmfb = build()
+                          stacklevel=4)
+        return None
+
+    def keep(self, key: str, vmfb: bytes) -> None:
+        """Hold a binary built for `key`, in memory and on disk."""
         self.memory[key] = vmfb
+        path = self._path(key)
         if path is not None:
             self._store(path, vmfb)
-        return vmfb, "compiled"
+
+    def _path(self, key: str) -> Path | None:
+        return self.directory / f"{key}.vmfb" if self.directory else None
 
     def _store(self, path: Path, data: bytes) -> None:
         tmp = None

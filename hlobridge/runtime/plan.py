@@ -37,6 +37,7 @@ class Plan:
     specs: dict  # TensorRef -> TensorSpec
     fetch_refs: list  # TensorRef per fetch (None for an op fetched for effect)
     clustering: object  # passes.graph.mark_for_compilation.Clustering
+    ran: bool = False  # whether it has run (its first run starts its clusters' compiles)
 
     def execute(self, feeds: dict, env: RunEnv, units: list | None = None) -> dict:
         """Run `units` (default: the plan's own; a traced run passes wrapped ones) and return

@@ -42,7 +42,7 @@ from ..ops import registry
 from ..ops.kinds import PLACEHOLDERS
 from ..ops.state import VariableStore
 from ..spec import TensorSpec
-from .cluster_launch import ClusterLaunch, JitConfig, JitState
+from .cluster_launch import ClusterLaunch, JitConfig, JitState, compile_ahead
 from .feeds import feed_array
 from .interpreter import FunctionRunner, NodeStep, has_switches, run_step
 from .plan import Plan, RunEnv
@@ -128,6 +128,9 @@ class Session:
         `options=RunOptions(trace=True, trace_path=...)` records a timeline (debug/timeline.py);
         `RunOptions(profile=True)` also times each IREE dispatch (debug/profile.py)."""
         structure, feeds, plan = self._plan_for(fetches, feed_dict)
+        if not plan.ran:
+            plan.ran = True
+            compile_ahead([u for u in plan.units if isinstance(u, ClusterLaunch)], {**plan.constants, **feeds})
         if options is not None and (options.trace or options.profile):
             observer = profile_capture.ProfiledRun if options.profile else timeline.RunTrace
             trace = observer(options, run_metadata, f"hlobridge Session (jit={self.jit}, {self.device})",
