@@ -113,6 +113,7 @@ class Profile:
     events: list = field(default_factory=list)
     iterations: int = 0  # replayed calls per cluster
     subject: str = "Session step"  # or "call of main", for a compiled module (profile_capture.profile_module)
+    compiles: list = field(default_factory=list)  # the session's CompileEvents: how each binary was had
 
     @property
     def step_ms(self) -> float:
@@ -258,6 +259,7 @@ def profile(session, fetches, feed_dict: dict | None = None, *, steps: int = 5, 
     session.run(fetches, feed_dict, options=RunOptions(trace=True, profile=True, profile_iterations=iterations),
                 run_metadata=md)
     md.profile.runs[:0] = earlier
+    md.profile.compiles = list(session.compile_events)
     return md.profile
 
 

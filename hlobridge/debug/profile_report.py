@@ -1,7 +1,8 @@
 """A Profile (profile.py) as the console reads it and as JSON.
 
 The table starts with the step and each cluster (its launch time and share of the step, what
-its dispatches took in the replay), then the longest rows: dispatches, ops on reference
+its dispatches took in the replay), how each cluster's binary was had (compiled: hlobridge's
+lowering and passes against IREE's compile; or from a cache), then the longest rows: dispatches, ops on reference
 kernels, each cluster's time outside its dispatches, Session.run's own. A dispatch shows
 IREE's number and name (`#139 matmul_800x64x6272_f32`: what IREE says the kernel does) and
 the TF nodes it came from with their op types, its root first.
@@ -41,6 +42,7 @@ def format_table(prof, top: int) -> str:
         if scale < 0.995:  # (what rounds to 1.00x is not worth a note)
             notes.append(f"the replay ran {1 / scale:.2f}x slower than the launch: its times scaled by {scale:.2f}")
         lines.append("; ".join([text, *notes]))
+    lines += [f"  {_compile_text(e)}" for e in prof.compiles]
     host = [ms for _, ms, cluster in kernels.values() if cluster is None]
     if host:
         lines.append(f"  reference kernels: {len(host)} ops, {sum(host):.3f} ms, "
@@ -68,6 +70,21 @@ def format_table(prof, top: int) -> str:
     return "\n".join(lines)
 
 
+def _compile_text(e) -> str:
+    """One compile event (runtime/cluster_launch.CompileEvent): where its binary came from and
+    what that took, hlobridge's part and IREE's."""
+    shapes = ", ".join(f"{d}[{','.join(map(str, s))}]" for d, s in e.shapes) if len(e.shapes) <= 3 \
+        else f"{len(e.shapes)} tensor inputs"
+    shapes = shapes or "no tensor inputs"
+    head = f"{e.cluster} ({shapes}): "
+    if e.source == "compiled":
+        return (head + f"compiled in {e.seconds:.2f} s: hlobridge {e.lowering:.2f} s (lowering and its passes), "
+                f"IREE {e.iree:.2f} s")
+    if e.source == "fallback":
+        return head + f"did not compile ({e.seconds:.2f} s): its ops ran on reference kernels"
+    return head + f"from the {e.source} cache in {e.seconds:.2f} s"
+
+
 def _columns(table: list, right: int) -> list[str]:
     """Rows of cells aligned in columns: the first `right` right-aligned, the last left ragged."""
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
@@ -86,6 +103,8 @@ def profile_dict(prof, top: int | None) -> dict:
                       "replay_scale": prof.replay_scale(c), "dispatches": len(c.dispatches), "note": c.note,
                       "executor": c.executor or prof.device}
                      for c in prof.clusters],
+        "compiles": [{"cluster": e.cluster, "shapes": [[d, list(s)] for d, s in e.shapes], "source": e.source,
+                      "seconds": e.seconds, "lowering_s": e.lowering, "iree_s": e.iree} for e in prof.compiles],
         "rows": [{"kind": r.kind, "ms": r.ms, "share_of_step": r.ms / step if step else None,
                   "share_of_cluster": r.cluster_share, "replayed_ms": r.replayed_ms, "cluster": r.cluster,
                   "label": r.label, "nodes": list(r.nodes), "ops": list(r.ops)}

@@ -59,6 +59,19 @@ class CompileEvent:
     source: str  # "compiled" | "disk" | "memory" | "fallback"
     seconds: float
     started: float = 0.0  # time.perf_counter() when it began (for timelines)
+    lowering: float = 0.0  # of `seconds`, hlobridge's: the cluster to verified StableHLO text, its passes included
+    iree: float = 0.0  # of `seconds`, iree-compile's
+
+
+@dataclass
+class Built:
+    """A signature's binary as a build found or made it, and what each part took (seconds)."""
+
+    key: str  # the compile cache's
+    vmfb: bytes
+    source: str  # "compiled" | "disk" | "memory"
+    lowering: float = 0.0
+    iree: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -94,7 +107,7 @@ class JitState:
 
     def compiling(self, key: str) -> Future | None:
         """The build of `key` under way, as a second launch with the same key will find it in
-        memory: (key, vmfb, "memory") once it is done."""
+        memory: a Built from "memory" once it is done."""
         build = self._compiling.get(key)
         if build is None:
             return None
@@ -104,7 +117,7 @@ class JitState:
             if b.exception() is not None:
                 shared.set_exception(b.exception())
             else:
-                shared.set_result((key, b.result()[1], "memory"))
+                shared.set_result(Built(key, b.result().vmfb, "memory"))
         build.add_done_callback(done)
         return shared
 
@@ -270,8 +283,10 @@ class ClusterLaunch:
         if key in self.executables:
             return self.executables[key]
         build, start = self.ahead.pop(key, (None, time.perf_counter()))
+        built = None
         try:
-            exe, source = self._compile(args) if build is None else self._finish(build)
+            exe, built = self._compile(args) if build is None else self._finish(build)
+            source = built.source
         except HlobridgeError as e:
             if self.config.strict:
                 raise HlobridgeError(f"jit=strict: cluster {self.name} failed to compile: {e}") from None
@@ -279,7 +294,7 @@ class ClusterLaunch:
                 f"cluster {self.name} ({len(self.nodes)} ops) did not compile for inputs "
                 f"{self._describe(key)}; running its ops on reference kernels. Cause: {e}"), stacklevel=5)
             exe, source = None, "fallback"
-        self._record(key, source, start, time.perf_counter() - start)
+        self._record(key, source, start, time.perf_counter() - start, built)
         self.executables[key] = exe
         return exe
 
@@ -317,19 +332,22 @@ class ClusterLaunch:
         start = time.perf_counter()
         self.ahead[key] = (self._build(args, background=True), start)
 
-    def _compile(self, args: list) -> tuple[Executable, str]:
+    def _compile(self, args: list) -> tuple[Executable, Built]:
         dump = cluster_dumper(self.name)  # HLOBRIDGE_FLAGS --dump-to: DIR/NNN-<cluster>/
         if dump.enabled:  # the stages are wanted: lower, then look the text up
             options = self.compile_options()
-            vmfb, source = self.state.cache.get_or_compile(self.lower(self.feed_specs(args), options.stages(), dump).text(),
-                                                           options, dump)
-            return Executable(vmfb, self.config.device, len(self.outputs), self.resources), source
+            start = time.perf_counter()
+            text = self.lower(self.feed_specs(args), options.stages(), dump).text()
+            lowered = time.perf_counter()
+            vmfb, source = self.state.cache.get_or_compile(text, options, dump)
+            built = Built("", vmfb, source, lowered - start, time.perf_counter() - lowered)
+            return Executable(vmfb, self.config.device, len(self.outputs), self.resources), built
         return self._finish(self._build(args, background=False))
 
     def _build(self, args: list, background: bool) -> Future:
-        """The binary of this signature, as a future of (cache key, vmfb, source): found in the
-        cache by what the cluster is lowered from (a hit lowers nothing), else lowered here
-        and compiled, on a compile thread when `background`. A HlobridgeError is its result."""
+        """The binary of this signature, as a future Built: found in the cache by what the
+        cluster is lowered from (a hit lowers nothing), else lowered here and compiled, on a
+        compile thread when `background`. A HlobridgeError is its result."""
         build: Future = Future()
         try:
             feeds = self.feed_specs(args)
@@ -338,28 +356,35 @@ class ClusterLaunch:
                                                  feeds, self.resource_specs, options), options)
             found = cache.lookup(key)
             if found is not None:
-                build.set_result((key, *found))
+                build.set_result(Built(key, *found))
                 return build
             if (under_way := self.state.compiling(key)) is not None:  # a cluster of the same key
                 return under_way
+            start = time.perf_counter()
             text = self.lower(feeds, options.stages()).text()
+            lowering = time.perf_counter() - start
         except HlobridgeError as e:
             build.set_exception(e)
             return build
+
+        def compile_text() -> Built:
+            start = time.perf_counter()
+            vmfb = compile_mlir(text, options)
+            return Built(key, vmfb, "compiled", lowering, time.perf_counter() - start)
         if background:
-            return self.state.in_background(key, lambda: (key, compile_mlir(text, options), "compiled"))
+            return self.state.in_background(key, compile_text)
         try:
-            build.set_result((key, compile_mlir(text, options), "compiled"))
+            build.set_result(compile_text())
         except HlobridgeError as e:
             build.set_exception(e)
         return build
 
-    def _finish(self, build: Future) -> tuple[Executable, str]:
+    def _finish(self, build: Future) -> tuple[Executable, Built]:
         """The Executable of a build (waiting for it); a binary it compiled is kept in the cache."""
-        key, vmfb, source = build.result()
-        if source == "compiled":
-            self.state.cache.keep(key, vmfb)
-        return Executable(vmfb, self.config.device, len(self.outputs), self.resources), source
+        built = build.result()
+        if built.source == "compiled":
+            self.state.cache.keep(built.key, built.vmfb)
+        return Executable(built.vmfb, self.config.device, len(self.outputs), self.resources), built
 
     def compile_options(self) -> CompileOptions:
         """The Session's compile options decided for this cluster: data tiling where its weights
@@ -395,8 +420,9 @@ class ClusterLaunch:
         return ", ".join(f"{r}: {dtype}{list(shape)}" for r, (dtype, shape) in zip(self.tensor_inputs, key)) \
             or "(none)"
 
-    def _record(self, key: tuple, source: str, start: float, seconds: float) -> None:
-        self.state.events.append(CompileEvent(self.name, key[:len(self.tensor_inputs)], source, seconds, start))
+    def _record(self, key: tuple, source: str, start: float, seconds: float, built: Built | None) -> None:
+        self.state.events.append(CompileEvent(self.name, key[:len(self.tensor_inputs)], source, seconds, start,
+                                              *((built.lowering, built.iree) if built else ())))
         seen = self.state.history.setdefault(tuple(self.nodes), [])
         seen.append(key)
         n = len(seen)

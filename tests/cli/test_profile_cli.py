@@ -40,6 +40,9 @@ def test_console_script_profiles_a_graph_with_random_feeds(shared_graphs, tmp_pa
                           env={**os.environ, "HLOBRIDGE_CACHE_DIR": str(tmp_path / "cache")})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("Session step: ") and "cluster_0: " in proc.stdout
+    compiles = [line for line in proc.stdout.splitlines() if " compiled in " in line]
+    assert len(compiles) == 2 and all("hlobridge" in line and "IREE" in line for line in compiles)  # init, step
+    assert "cluster_0 (float32[8,10], float32[8,28,28,1]): compiled in " in proc.stdout
     rows = _table_rows(proc.stdout)
     assert len(rows) == 6 and [r[0] for r in rows] == ["1", "2", "3", "4", "5", "6"]
     dispatch_rows = [r for r in rows if r[6].startswith("#")]
@@ -58,6 +61,10 @@ def test_a_corpus_case_folder_runs_its_protocol_and_json_adds_up(shared_graphs, 
     assert sum(r["ms"] for r in data["rows"]) == pytest.approx(data["step_ms"], rel=1e-9)
     dispatches = [r for r in data["rows"] if r["kind"] == "dispatch"]
     assert len(dispatches) == data["clusters"][0]["dispatches"]
+    assert data["compiles"] and {c["source"] for c in data["compiles"]} <= {"compiled", "disk", "memory"}
+    for c in data["compiles"]:  # a compile's time is hlobridge's part, IREE's, and a little between
+        parts = c["lowering_s"] + c["iree_s"]
+        assert (parts > 0 and parts <= c["seconds"]) if c["source"] == "compiled" else parts == 0
     assert all(r["nodes"] and len(r["nodes"]) == len(r["ops"]) for r in dispatches)
     assert {"ResourceApplyAdam", "MatMul"} <= {op for r in dispatches for op in r["ops"]}
 

@@ -82,7 +82,9 @@ def test_a_traced_step_is_valid_trace_event_json_with_one_event_per_unit(tmp_pat
     assert sum(launch["args"]["op_types"].values()) == launch["args"]["ops"]
     [event] = sess.compile_events
     assert compile_["args"] == {"cluster": "cluster_0", "source": "compiled",
-                                "shapes": [f"{d}[{','.join(map(str, s))}]" for d, s in event.shapes]}
+                                "shapes": [f"{d}[{','.join(map(str, s))}]" for d, s in event.shapes],
+                                "hlobridge_s": event.lowering, "iree_s": event.iree}
+    assert 0 < event.lowering + event.iree <= event.seconds
     assert _within(compile_, launch) and _within(launch, run)
     # every other unit of the plan ran on a reference kernel: one event each, named by op type
     units = sess._plan_for(fetches, case.step_feeds(0))[2].units
