@@ -129,6 +129,25 @@ def splat(value, shape: Sequence[int], dtype) -> Value:
     return _one("stablehlo.constant", [], attrs={"value": attr})
 
 
+# Ops that keep a constant a constant: the constant folder (passes/ir/constant_fold.py) folds them.
+_LAYOUT_OPS = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.reverse", "stablehlo.convert")
+
+
+def is_constant(v: Value) -> bool:
+    """Whether `v` is a stablehlo.constant, or a reshape, transpose, reverse or convert of one
+    (a weight TensorFlow froze into the graph, as lowering sees it before the folds)."""
+    while True:
+        owner = v.owner
+        if not isinstance(owner, ir.OpView):
+            return False  # a block argument
+        name = owner.operation.name
+        if name == "stablehlo.constant":
+            return True
+        if name not in _LAYOUT_OPS:
+            return False
+        v = owner.operation.operands[0]
+
+
 def scalar_like(value, v: Value) -> Value:
     """A constant of `value` with the shape and element type of `v`."""
     ttype = ir.RankedTensorType(v.type)

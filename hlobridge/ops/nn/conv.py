@@ -127,15 +127,19 @@ def _patches(x, dtype, spatial, concat_axis, kernel, strides, dilations, pads, o
 # 24.1 -> 22.0-22.9 ms, ResNet-50 training 96.5-98.1 -> 95.3-96.9 ms; the first conv of
 # cnn_train's input gradient 0.8x (K = 320), even at K = 160, slower where K gets small. Where
 # the filter is a constant (frozen inference) the module is data-tiled (compile/options.py) and
-# one long-K matmul packs better: Keras ResNet50 10.7-10.9 ms full, 11.4-11.7 in row taps.
+# one long-K matmul packs better: Keras ResNet50 10.7-10.9 ms full, 11.4-11.7 in row taps. A
+# constant is told by the lowered filter itself: shape inference knows the values of small
+# tensors only, and a test of those left Keras ResNet50's 13 largest 3x3 filters in row taps
+# (all of them full: 0.92-0.97x the step, medians of 15 interleaved blocks, two runs).
 _ROW_TAP_MIN_K = 128
 
 
-def _row_taps(ctx, x, dtype, kernel, strides, pads, out_sizes, lhs_dilation=None) -> bool:
-    """Whether _row_tap_conv applies and pays: a filter (input 1) that is not a constant, more
-    than one row tap, rows one apart, column taps that give each row tap's matmul a long enough
-    K, and column patches within the im2col size cap."""
-    if ctx.inputs[1].value is not None:
+def _row_taps(x, w, dtype, kernel, strides, pads, out_sizes, lhs_dilation=None) -> bool:
+    """Whether _row_tap_conv applies and pays: a filter `w` that is not a constant (one TF froze
+    into the graph, of any size: shape inference only knows the values of small ones), more than
+    one row tap, rows one apart, column taps that give each row tap's matmul a long enough K,
+    and column patches within the im2col size cap."""
+    if hlo.is_constant(w):
         return False
     (kh, kw), ow = kernel, out_sizes[1]
     n, h, _, c = hlo.shape_of(x)
@@ -182,7 +186,7 @@ def conv_lower(ctx, x, w):
         w = hlo.reshape(w, [*kernel, 1, c * m])
     out = ctx.out()
     if _im2col(fmt, groups):
-        if _row_taps(ctx, x, out.dtype, win.kernel, win.strides, win.pads, win.out):
+        if _row_taps(x, w, out.dtype, win.kernel, win.strides, win.pads, win.out):
             return _row_tap_conv(x, w, out, win.kernel, win.strides, win.dilations, win.pads, win.out)
         cols = _patches(x, out.dtype, fmt.spatial, fmt.channel, win.kernel, win.strides, win.dilations, win.pads,
                         win.out)
@@ -280,7 +284,7 @@ def _backprop_input_lower(ctx, _, w, dy):
     if _im2col(fmt, groups):  # im2col of the dilated dy; filter flipped and [KH, KW, O, C]
         flipped = hlo.transpose(hlo.reverse(w, spatial), [0, 1, 3, 2])
         unit, sizes = (1,) * fmt.rank, fmt.sizes(out.shape)
-        if _row_taps(ctx, dy, out.dtype, win.kernel, unit, pads, sizes, win.strides):
+        if _row_taps(dy, flipped, out.dtype, win.kernel, unit, pads, sizes, win.strides):
             return _row_tap_conv(dy, flipped, out, win.kernel, unit, win.dilations, pads, sizes, win.strides)
         cols = _patches(dy, out.dtype, fmt.spatial, fmt.channel, win.kernel, unit, win.dilations, pads, sizes,
                         lhs_dilation=win.strides)
