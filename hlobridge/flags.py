@@ -38,6 +38,7 @@ class Flags:
     # (passes/ir/work_estimate.py) runs on the calling thread; 0: every cluster on the pool
     small_cluster_flops: int = 30_000_000
     pin_waiting_thread: bool = True  # runtime/caller_affinity.py: a caller waits for the pool on its last worker's CPU
+    compile_ahead: bool = True  # runtime/cluster_launch.py: a plan's known clusters compile side by side
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-in-place-variables", dest="in_place_variables", action="store_false")
     p.add_argument("--no-pin-waiting-thread", dest="pin_waiting_thread", action="store_false")
     p.add_argument("--small-cluster-flops", dest="small_cluster_flops", type=_count, default=Flags.small_cluster_flops)
+    p.add_argument("--no-compile-ahead", dest="compile_ahead", action="store_false")
     return p
 
 
@@ -90,7 +92,8 @@ def parse(text: str) -> Flags:
     return Flags(dump_to=args.dump_to, dump_pass=args.dump_pass, max_constant_bytes=args.max_constant_bytes,
                  max_tensor_elements=args.max_tensor_elements, max_loop_iterations=args.max_loop_iterations,
                  release_host_memory=args.release_host_memory, in_place_variables=args.in_place_variables,
-                 small_cluster_flops=args.small_cluster_flops, pin_waiting_thread=args.pin_waiting_thread)
+                 small_cluster_flops=args.small_cluster_flops, pin_waiting_thread=args.pin_waiting_thread,
+                 compile_ahead=args.compile_ahead)
 
 
 @cache

@@ -138,10 +138,13 @@ def compile_ahead(launches: list, values: dict) -> None:
     """Before a plan's first run: where planning knows the signatures two or more of its
     launches will meet (their inputs' shapes static, the values of inputs read as constants
     folded or fed), start compiling them all, side by side; each launch waits for its own
-    binary when it first runs. Two clusters around host kernels (tests/runtime/
-    test_compile_ahead.py's graph, 2-core VM, medians of 5 interleaved cold starts): 1.40 ->
-    0.71 s. A launch fed by a tensor of data-dependent shape (BERT-2 training's second cluster
-    reads Unique's output) compiles when it first runs, as before."""
+    binary when it first runs. Cold starts of two and four clusters around host kernels
+    (benchmarks/compile_ahead.py, 2-core VM): 0.55x and 0.61x. A launch fed by a tensor of
+    data-dependent shape (BERT-2 training's second cluster reads Unique's output) compiles when
+    it first runs, as before. HLOBRIDGE_FLAGS
+    --no-compile-ahead compiles each cluster when it first runs."""
+    if not flags.from_environment().compile_ahead:
+        return
     planned = [(launch, args) for launch in launches
                if (args := launch.planned_args(values)) is not None and launch.signature(args) not in launch.executables]
     if len(planned) > 1:
