@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -108,6 +109,22 @@ def text_table(head: list[str], rows: list[list[str]]) -> str:
     """The same cells in aligned columns, for a terminal."""
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows])
+
+
+def table_of(rows: list[dict], markdown: bool) -> str:
+    """Rows of string cells (dicts with the same keys, in column order) as one table."""
+    head = list(rows[0])
+    cells = [[row[k] for k in head] for row in rows]
+    return markdown_table(head, cells) if markdown else text_table(head, cells)
+
+
+def measured_rows(measure, cases) -> list[dict]:
+    """`measure(*case)` of each case, each row shown on stderr as it comes (a sweep is slow)."""
+    rows = []
+    for case in cases:
+        rows.append(measure(*case))
+        print(" ".join(f"{k}={v}" for k, v in rows[-1].items()), file=sys.stderr, flush=True)
+    return rows
 
 
 def report(rows: list[dict], table: str, json_out: str | None) -> None:

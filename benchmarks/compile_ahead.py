@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import markdown_table, text_table  # noqa: E402
+from benchmarks.common import measured_rows, table_of  # noqa: E402
 from hlobridge import flags  # noqa: E402
 from hlobridge.compile.cache import clear_memory_cache  # noqa: E402
 from hlobridge.frontend.graph_builder import GraphBuilder  # noqa: E402
@@ -87,13 +87,8 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--markdown", action="store_true")
     args = p.parse_args(argv)
-    rows = []
-    for graph in GRAPHS:
-        rows.append(measure(*graph, repeat=args.repeat))
-        print(" ".join(f"{k}={v}" for k, v in rows[-1].items()), file=sys.stderr, flush=True)
-    head = list(rows[0])
-    table = [[row[k] for k in head] for row in rows]
-    print(markdown_table(head, table) if args.markdown else text_table(head, table))
+    rows = measured_rows(lambda *graph: measure(*graph, repeat=args.repeat), GRAPHS)
+    print(table_of(rows, args.markdown))
     return 0
 
 

@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import markdown_table, text_table  # noqa: E402
+from benchmarks.common import measured_rows, table_of  # noqa: E402
 from hlobridge import flags  # noqa: E402
 from hlobridge.frontend.graph_builder import GraphBuilder  # noqa: E402
 from hlobridge.runtime.session import Session  # noqa: E402
@@ -112,13 +112,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     cases = [(f"mlp {b}x{w}x{h}x{o}", *mlp(b, w, h, o)) for b, w, h, o in MLPS]
     cases += [(f"elementwise {n}", *elementwise(n)) for n in WIDE]
-    rows = []
-    for name, graph, fetch, feeds in cases:
-        rows.append(measure(name, graph, fetch, feeds, args.repeat, args.block_s))
-        print(" ".join(f"{k}={v}" for k, v in rows[-1].items()), file=sys.stderr, flush=True)
-    head = list(rows[0])
-    table = [[row[k] for k in head] for row in rows]
-    print(markdown_table(head, table) if args.markdown else text_table(head, table))
+    rows = measured_rows(lambda *case: measure(*case, args.repeat, args.block_s), cases)
+    print(table_of(rows, args.markdown))
     return 0
 
 
