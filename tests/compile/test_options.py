@@ -3,13 +3,14 @@
 import pytest
 
 from hlobridge import HlobridgeError
-from hlobridge.compile.options import DATA_TILING_FLAG, CompileOptions
+from hlobridge.compile.options import CPU_DISTRIBUTION_FLAG, DATA_TILING_FLAG, CompileOptions
 
 
 def test_cpu_and_cuda_flags():
-    assert CompileOptions(cpu="generic", cpu_triple="aarch64").iree_flags()[:2] == [
-        "--iree-llvmcpu-target-cpu=generic", "--iree-llvmcpu-target-triple=aarch64-unknown-linux-gnu"]
-    assert CompileOptions(target="cuda", cuda_arch="sm_86").iree_flags()[0] == "--iree-cuda-target=sm_86"
+    assert CompileOptions(cpu="generic", cpu_triple="aarch64").iree_flags()[:3] == [
+        "--iree-llvmcpu-target-cpu=generic", CPU_DISTRIBUTION_FLAG, "--iree-llvmcpu-target-triple=aarch64-unknown-linux-gnu"]
+    cuda = CompileOptions(target="cuda", cuda_arch="sm_86").iree_flags()
+    assert cuda[0] == "--iree-cuda-target=sm_86" and CPU_DISTRIBUTION_FLAG not in cuda
     assert "--iree-input-demote-f64-to-f32=false" in CompileOptions().iree_flags()
 
 
