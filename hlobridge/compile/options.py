@@ -20,8 +20,7 @@ DATA_TILING = ("auto", "on", "off")
 DATA_TILING_FLAG = "--iree-opt-data-tiling"
 CPU_TRIPLES = {"aarch64": "aarch64-unknown-linux-gnu", "x86_64": "x86_64-unknown-linux-gnu"}
 # How much of an op's parallel loops one CPU workgroup takes, before IREE splits it among the
-# workers. IREE's default, 64 (tuned for 8 threads: --iree-llvmcpu-number-of-threads), cuts the
-# bench models' dispatches finer than two cores need; at 128
+# workers. IREE's default, 64, cuts the bench models' dispatches finer than two cores need; at 128
 # (2-core VM, A/B of two sessions in one process, median of 9-11 interleaved blocks, this flag
 # against none): cnn_train 0.95 and 0.96, bert2_train 0.94, Keras ResNet50 and MobileNetV2 0.97,
 # ResNet-50 training and mlp_adam 0.99, BERT-2 inference 1.01-1.03, seed_mnist_softmax 1.04.
