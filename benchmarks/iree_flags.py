@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""An iree-compile flag, on or off, on a model's step: the A/B behind the README's "Compile
+options, measured" rows.
+
+    python benchmarks/iree_flags.py cnn_train --flags="--iree-llvmcpu-distribution-size=256"
+    python benchmarks/iree_flags.py keras_resnet50/batch2 mlp_adam --flags="--iree-opt-level=O2" --repeat 11
+
+For each workload (a case of benchmarks/models.py), two Sessions in one process compile its
+clusters, one with hlobridge's own options and one with `--flags` added after them, then time
+blocks of steps in turn, alternating which goes first. The table has each side's median and best
+ms/step and their ratios (below 1: the flags are faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import statistics
+import sys
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import clear_memory_cache, measured_rows, table_of, time_block  # noqa: E402
+from benchmarks.models import workloads  # noqa: E402
+from hlobridge.compile.options import CompileOptions  # noqa: E402
+from hlobridge.errors import JitFallbackWarning  # noqa: E402
+from hlobridge.runtime.session import Session  # noqa: E402
+
+
+def started(w, extra: list[str]) -> Session:
+    """A Session compiled with `extra` iree-compile flags (nothing from a cache), past its first
+    run. A cluster that does not compile stops the row (a JitFallbackWarning raised): timing
+    reference kernels would say nothing of the flags."""
+    clear_memory_cache()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        sess = Session(w.graph, cache_dir=False, compile_options=CompileOptions(extra_flags=tuple(extra)))
+        if w.init:
+            sess.run(w.init, w.init_feeds)
+        sess.run(w.fetches, w.feeds)
+    return sess
+
+
+def measure(w, extra: list[str], repeat: int, block_s: float) -> dict:
+    """One row: the workload's step without and with `extra`, in alternating blocks."""
+    sessions = {"off": started(w, []), "on": started(w, extra)}
+    steps = max(3, int(block_s / (time_block(sessions["off"], w, 3) / 1e3)))
+    ms = {k: [] for k in sessions}
+    for r in range(repeat):
+        for k in (("off", "on") if r % 2 else ("on", "off")):
+            ms[k].append(time_block(sessions[k], w, steps))
+    off, on = statistics.median(ms["off"]), statistics.median(ms["on"])
+    return {"workload": w.name, "off ms": f"{off:.3g} ({min(ms['off']):.3g})", "on ms": f"{on:.3g} ({min(ms['on']):.3g})",
+            "on/off median": f"{on / off:.3f}", "on/off best": f"{min(ms['on']) / min(ms['off']):.3f}"}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("models", nargs="+", help="cases or CASE/RUN, as benchmarks/models.py takes them")
+    p.add_argument("--flags", required=True, help="the iree-compile flags to add, as one string")
+    p.add_argument("--repeat", type=int, default=9)
+    p.add_argument("--block-s", type=float, default=0.5)
+    p.add_argument("--markdown", action="store_true")
+    args = p.parse_args(argv)
+    extra = shlex.split(args.flags)
+    rows = measured_rows(lambda w: measure(w, extra, args.repeat, args.block_s),
+                         [(w,) for w, _, _ in workloads(args.models)])
+    print(table_of(rows, args.markdown))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,24 @@
+"""benchmarks/iree_flags.py: a row compiles the workload twice, once with the flags added, and
+times both; the flags reach iree-compile (a bad one stops the row, not a quiet fallback)."""
+
+import pytest
+
+from benchmarks import iree_flags as bench
+from benchmarks.models import workloads
+from hlobridge.errors import JitFallbackWarning
+
+
+@pytest.fixture(scope="module")
+def linreg():
+    return workloads(["seed_linreg_resource"])[0][0]
+
+
+def test_a_row_times_the_step_with_and_without_the_flags(linreg):
+    row = bench.measure(linreg, ["--iree-llvmcpu-distribution-size=256"], repeat=2, block_s=0.01)
+    assert row["workload"] == "seed_linreg_resource"
+    assert float(row["on/off median"]) > 0 and float(row["on/off best"]) > 0
+
+
+def test_the_flags_reach_iree_compile(linreg):
+    with pytest.raises(JitFallbackWarning, match="no-such-flag"):
+        bench.started(linreg, ["--iree-no-such-flag"])
