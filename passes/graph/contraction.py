@@ -72,27 +72,14 @@ class Contraction:
 
     def _reachable_avoiding_edge(self, a: str, b: str) -> bool:
         """Is b reachable from a other than by the direct edge a->b? Every such path runs
-        through nodes ordered between a and b, so the search looks no further; it starts from
-        whichever end has fewer edges to follow (a growing cluster has many)."""
+        through nodes ordered between a and b (neither end is), so the walk looks no further;
+        it starts from whichever end has fewer edges to follow (a growing cluster has many)."""
         low, high = self.position[a], self.position[b]
         if len(self.succ[a]) <= len(self.pred[b]):
-            return self._reaches(a, b, self.succ, lambda n: self.position[n] < high)
-        return self._reaches(b, a, self.pred, lambda n: self.position[n] > low)
-
-    @staticmethod
-    def _reaches(start: str, goal: str, edges: dict, within) -> bool:
-        """Is `goal` reachable from `start` along `edges` through nodes `within` the bound,
-        other than by the direct edge?"""
-        todo = [n for n in edges[start] if n != goal and within(n)]
-        seen = set(todo)
-        while todo:
-            for n in edges[todo.pop()]:
-                if n == goal:
-                    return True
-                if n not in seen and within(n):
-                    seen.add(n)
-                    todo.append(n)
-        return False
+            start, goal, edges, within = a, b, self.succ, lambda n: self.position[n] < high
+        else:
+            start, goal, edges, within = b, a, self.pred, lambda n: self.position[n] > low
+        return any(goal in edges[n] for n in self._walk(start, edges, within) if n != start)
 
     def _insert_edge(self, x: str, y: str) -> None:
         """Add x -> y, known not to close a cycle; if y is ordered before x, reorder the nodes
@@ -102,21 +89,21 @@ class Contraction:
         low, high = self.position[y], self.position[x]
         if high < low:
             return
-        forward = self._search(y, self.succ, lambda n: self.position[n] < high)
-        backward = self._search(x, self.pred, lambda n: self.position[n] > low)
+        forward = list(self._walk(y, self.succ, lambda n: self.position[n] < high))
+        backward = list(self._walk(x, self.pred, lambda n: self.position[n] > low))
         moved = sorted(backward, key=self.position.__getitem__) + sorted(forward, key=self.position.__getitem__)
         for n, slot in zip(moved, sorted(self.position[n] for n in moved)):
             self.position[n] = slot
 
     @staticmethod
-    def _search(start: str, edges: dict, within) -> list[str]:
-        found, todo = [start], [start]
-        seen = {start}
+    def _walk(start: str, edges: dict, within):
+        """`start`, then the nodes reachable from it along `edges` through nodes `within` the
+        bound, as they are found (a search can stop at the first that answers it)."""
+        yield start
+        seen, todo = {start}, [start]
         while todo:
             for n in edges[todo.pop()]:
                 if n not in seen and within(n):
                     seen.add(n)
-                    found.append(n)
                     todo.append(n)
-        return found
-
+                    yield n
