@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import clear_memory_cache, measured_rows, table_of, time_block  # noqa: E402
-from benchmarks.models import workloads  # noqa: E402
+from benchmarks.models import interleaved, workloads  # noqa: E402
 from hlobridge.compile.options import CompileOptions  # noqa: E402
 from hlobridge.errors import JitFallbackWarning  # noqa: E402
 from hlobridge.runtime.session import Session  # noqa: E402
@@ -44,14 +44,11 @@ def started(w, extra: list[str]) -> Session:
     return sess
 
 
-def measure(w, extra: list[str], repeat: int, block_s: float) -> dict:
-    """One row: the workload's step without and with `extra`, in alternating blocks."""
+def measure(w, extra: list[str], args) -> dict:
+    """One row: the workload's step without and with `extra`, in alternating blocks
+    (models.interleaved: `args.repeat`, `args.warmup`, `args.steps`, `args.block_s`)."""
     sessions = {"off": started(w, []), "on": started(w, extra)}
-    steps = max(3, int(block_s / (time_block(sessions["off"], w, 3) / 1e3)))
-    ms = {k: [] for k in sessions}
-    for r in range(repeat):
-        for k in (("off", "on") if r % 2 else ("on", "off")):
-            ms[k].append(time_block(sessions[k], w, steps))
+    _, ms = interleaved({k: (lambda steps, s=sess: time_block(s, w, steps)) for k, sess in sessions.items()}, args)
     off, on = statistics.median(ms["off"]), statistics.median(ms["on"])
     return {"workload": w.name, "off ms": f"{off:.3g} ({min(ms['off']):.3g})", "on ms": f"{on:.3g} ({min(ms['on']):.3g})",
             "on/off median": f"{on / off:.3f}", "on/off best": f"{min(ms['on']) / min(ms['off']):.3f}"}
@@ -62,12 +59,13 @@ def main(argv=None) -> int:
     p.add_argument("models", nargs="+", help="cases or CASE/RUN, as benchmarks/models.py takes them")
     p.add_argument("--flags", required=True, help="the iree-compile flags to add, as one string")
     p.add_argument("--repeat", type=int, default=9)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--steps", type=int, default=None, help="runs per block (default: about --block-s)")
     p.add_argument("--block-s", type=float, default=0.5)
     p.add_argument("--markdown", action="store_true")
     args = p.parse_args(argv)
     extra = shlex.split(args.flags)
-    rows = measured_rows(lambda w: measure(w, extra, args.repeat, args.block_s),
-                         [(w,) for w, _, _ in workloads(args.models)])
+    rows = measured_rows(lambda w: measure(w, extra, args), [(w,) for w, _, _ in workloads(args.models)])
     print(table_of(rows, args.markdown))
     return 0
 

@@ -1,6 +1,8 @@
 """benchmarks/iree_flags.py: a row compiles the workload twice, once with the flags added, and
 times both; the flags reach iree-compile (a bad one stops the row, not a quiet fallback)."""
 
+import argparse
+
 import pytest
 
 from benchmarks import iree_flags as bench
@@ -14,7 +16,8 @@ def linreg():
 
 
 def test_a_row_times_the_step_with_and_without_the_flags(linreg):
-    row = bench.measure(linreg, ["--iree-llvmcpu-distribution-size=256"], repeat=2, block_s=0.01)
+    timing = argparse.Namespace(repeat=2, warmup=1, steps=None, block_s=0.01)
+    row = bench.measure(linreg, ["--iree-llvmcpu-distribution-size=256"], timing)
     assert row["workload"] == "seed_linreg_resource"
     assert float(row["on/off median"]) > 0 and float(row["on/off best"]) > 0
 
