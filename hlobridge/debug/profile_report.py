@@ -2,8 +2,8 @@
 
 The table starts with the step and each cluster (its launch time and share of the step, what
 its dispatches took in the replay), how each cluster's binary was had (compiled: hlobridge's
-lowering and passes against IREE's compile; or from a cache), then the longest rows: dispatches, ops on reference
-kernels, each cluster's time outside its dispatches, Session.run's own. A dispatch shows
+lowering and passes against IREE's compile; or from a cache), then the longest rows: dispatches,
+ops on reference kernels, each cluster's time outside its dispatches, Session.run's own. A dispatch shows
 IREE's number and name (`#139 matmul_800x64x6272_f32`: what IREE says the kernel does) and
 the TF nodes it came from with their op types, its root first.
 """
@@ -73,8 +73,7 @@ def format_table(prof, top: int) -> str:
 def _compile_text(e) -> str:
     """One compile event (runtime/cluster_launch.CompileEvent): where its binary came from and
     what that took, hlobridge's part and IREE's."""
-    shapes = ", ".join(f"{d}[{','.join(map(str, s))}]" for d, s in e.shapes) if len(e.shapes) <= 3 \
-        else f"{len(e.shapes)} tensor inputs"
+    shapes = ", ".join(e.input_texts()) if len(e.shapes) <= 3 else f"{len(e.shapes)} tensor inputs"
     shapes = shapes or "no tensor inputs"
     head = f"{e.cluster} ({shapes}): "
     if e.source == "compiled":

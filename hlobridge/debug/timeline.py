@@ -146,7 +146,7 @@ class TracedLaunch:
         for e in new:
             self.tracer.complete(f"compile {e.cluster}", "compile", COMPILE_TID, e.started, e.started + e.seconds,
                                  {"cluster": e.cluster, "source": e.source,
-                                  "shapes": [f"{d}[{','.join(map(str, s))}]" for d, s in e.shapes],
+                                  "shapes": e.input_texts(),
                                   "hlobridge_s": e.lowering, "iree_s": e.iree})
         self.tracer.complete(launch.name, "cluster", CLUSTER_TID, start, end, {
             "cluster": launch.name, "ops": len(launch.nodes), "op_types": launch.cluster.op_histogram(launch.graph),

@@ -51,6 +51,11 @@ def cluster_key_parts(graph: Graph, nodes: list[str], inputs: list, outputs: lis
     return [h.digest()]
 
 
+def _lowered_attrs(node) -> list:
+    """The node's attrs that its lowering may read (all but NAMING_ATTRS), sorted by name."""
+    return sorted((k, v) for k, v in node.attrs.items() if k not in NAMING_ATTRS)
+
+
 class _Positions:
     """Names as positions: a member node as its index in the cluster, a tensor the cluster
     takes as its input's index (tensors, then variables)."""
@@ -90,12 +95,12 @@ class _Hasher:
         """A member node, named by positions."""
         p = self.positions
         self.add(node.op, [p.ref(r) for r in node.inputs], [p.control(c) for c in node.control_inputs],
-                 node.device, sorted((k, v) for k, v in node.attrs.items() if k not in NAMING_ATTRS))
+                 node.device, _lowered_attrs(node))
 
     def _function_node(self, node) -> None:
         """A node of a function body, where names are the function's own."""
         self.add(node.name, node.op, [str(r) for r in node.inputs], node.control_inputs, node.device,
-                 sorted((k, v) for k, v in node.attrs.items() if k not in NAMING_ATTRS))
+                 _lowered_attrs(node))
 
     def _value(self, value) -> None:
         if isinstance(value, np.ndarray):

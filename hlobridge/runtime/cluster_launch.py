@@ -62,6 +62,10 @@ class CompileEvent:
     lowering: float = 0.0  # of `seconds`, hlobridge's: the cluster to verified StableHLO text, its passes included
     iree: float = 0.0  # of `seconds`, iree-compile's
 
+    def input_texts(self) -> list[str]:
+        """'float32[32,28,28,1]' per tensor input (timelines, the profiler's compile lines)."""
+        return [f"{d}[{','.join(map(str, s))}]" for d, s in self.shapes]
+
 
 @dataclass
 class Built:
@@ -141,15 +145,15 @@ def compile_ahead(launches: list, values: dict) -> None:
     binary when it first runs. Cold starts of two and four clusters around host kernels
     (benchmarks/compile_ahead.py, 2-core VM): 0.55x and 0.61x. A launch fed by a tensor of
     data-dependent shape (BERT-2 training's second cluster reads Unique's output) compiles when
-    it first runs, as before. HLOBRIDGE_FLAGS
-    --no-compile-ahead compiles each cluster when it first runs."""
+    it first runs, as before. HLOBRIDGE_FLAGS --no-compile-ahead compiles each cluster when it
+    first runs."""
     if not flags.from_environment().compile_ahead:
         return
-    planned = [(launch, args) for launch in launches
-               if (args := launch.planned_args(values)) is not None and launch.signature(args) not in launch.executables]
+    planned = [(launch, key, args) for launch in launches if (args := launch.planned_args(values)) is not None
+               and (key := launch.signature(args)) not in launch.executables]
     if len(planned) > 1:
-        for launch, args in planned:
-            launch.compile_ahead(args)
+        for launch, key, args in planned:
+            launch.compile_ahead(key, args)
 
 
 # Which of the launch's variables (by position) a binary reads and writes, in argument and
@@ -325,12 +329,11 @@ class ClusterLaunch:
                             else PlannedArg(np.dtype(spec.dtype), tuple(spec.shape)))
         return args
 
-    def compile_ahead(self, args: list) -> None:
-        """Start building the signature of `args` (lowered here, compiled on a compile thread);
-        `executable` waits for it. Not when HLOBRIDGE_FLAGS asks for dumps (they are written
-        as the cluster first runs)."""
-        key = self.signature(args)
-        if key in self.executables or key in self.ahead or cluster_dumper(self.name).enabled:
+    def compile_ahead(self, key: tuple, args: list) -> None:
+        """Start building signature `key`, of `args`, not compiled yet (lowered here, compiled on
+        a compile thread); `executable` waits for it. Not when HLOBRIDGE_FLAGS asks for dumps
+        (they are written as the cluster first runs)."""
+        if key in self.ahead or cluster_dumper(self.name).enabled:
             return
         start = time.perf_counter()
         self.ahead[key] = (self._build(args, background=True), start)
