@@ -5,6 +5,7 @@ TensorFlow is a development tool only, run from its own venv:
 
     .tfvenv/bin/python tools/make_bench_models.py                        # every model
     .tfvenv/bin/python tools/make_bench_models.py resnet50_train bert2_infer
+    .tfvenv/bin/python tools/make_bench_models.py --resnet50-train-graph 224   # graph only, for GPUs
 
 Each model is a case folder in the shared corpus's format (../shared/graphs/README.md):
 graph.pb, case.json, data.npz, ops.json, but no graph.pbtxt (case.json's graph_pbtxt is null):
@@ -32,6 +33,7 @@ The models (random weights: nothing is downloaded):
 """
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -42,6 +44,7 @@ import numpy as np
 import tensorflow as tf
 from conformance_cases.models import keras_frozen, keras_seed, train_builder
 from conformance_cases.registry import Built, CaseDef, normal, v1, v1_graph
+from tf_corpus import GRAPH_SEED
 from make_conformance_corpus import record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,8 +92,8 @@ def _bottleneck(x, filters, stride, name, updates):
         return tf.nn.relu(h + shortcut)
 
 
-def _resnet50_graph(classes=1000):
-    x = v1.placeholder(tf.float32, [None, 64, 64, 3], name="images")
+def _resnet50_graph(classes=1000, size=64):
+    x = v1.placeholder(tf.float32, [None, size, size, 3], name="images")
     y_ = v1.placeholder(tf.int32, [None], name="labels")
     updates = []
     with v1.variable_scope("resnet50", use_resource=True):
@@ -294,11 +297,34 @@ MODELS = {c.name: c for c in (
 )}
 
 
+def write_resnet50_train_graph(size: int, out: Path) -> Path:
+    """ResNet-50 training at `size`x`size`: graph.pb and graph.json (case.json's feeds, init_op,
+    train_op and loss), no TensorFlow run and no data, for benchmarks/train_throughput.py. The
+    graph seed makes the initializers deterministic, and hlobridge's random kernels draw TF's
+    numbers, so every Session's init starts from the same weights."""
+    folder = out / f"resnet50_train_{size}"
+    folder.mkdir(parents=True, exist_ok=True)
+    g = tf.Graph()
+    with g.as_default():
+        v1.set_random_seed(GRAPH_SEED)
+        x, y_, loss, train, init, _ = _resnet50_graph(size=size)
+    (folder / "graph.pb").write_bytes(g.as_graph_def().SerializeToString())
+    feeds = [{"name": t.name, "dtype": t.dtype.name, "shape": t.shape.as_list()} for t in (x, y_)]
+    meta = {"name": folder.name, "feeds": feeds, "init_op": init.name, "train_op": train.name, "loss": loss.name}
+    (folder / "graph.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return folder
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("models", nargs="*", metavar="MODEL", help=f"models to write (default all): {', '.join(MODELS)}")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default bench-models/)")
+    p.add_argument("--resnet50-train-graph", type=int, metavar="SIZE",
+                   help="write only ResNet-50 training's graph at SIZExSIZE (resnet50_train_SIZE/)")
     args = p.parse_args(argv)
+    if args.resnet50_train_graph:
+        print(write_resnet50_train_graph(args.resnet50_train_graph, args.out))
+        return 0
     if set(args.models) - set(MODELS):
         p.error(f"unknown model(s): {sorted(set(args.models) - set(MODELS))}")
     args.out.mkdir(parents=True, exist_ok=True)

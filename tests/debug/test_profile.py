@@ -15,7 +15,7 @@ import pytest
 from hlobridge import InputError, RunMetadata, RunOptions, Session, compile_graph, load_graph
 from hlobridge.compile.cache import clear_memory_cache
 from hlobridge.compile.driver import CompileOptions, compile_mlir
-from hlobridge.debug.dispatch_replay import times_from_records
+from hlobridge.debug.dispatch_replay import replay, times_from_records
 from hlobridge.debug.dispatch_sources import loc_names, parse_stream_ir
 from hlobridge.debug.profile import DISPATCH_TID, profile
 from hlobridge.debug.profile_capture import profile_module
@@ -143,6 +143,13 @@ def test_a_replay_that_fails_leaves_the_step_and_says_why(mlp_adam, monkeypatch)
     assert not cluster.dispatches and cluster.note.startswith("not profiled: profiling cluster_0: ")
     assert "not profiled" in md.profile.table().splitlines()[1]
     assert [r.label for r in md.profile.rows() if r.cluster == cluster.name] == ["launch (no dispatches timed)"]
+
+
+def test_cuda_says_it_has_no_dispatch_profiling_before_replaying():
+    """IREE 3.13 cannot profile dispatches on cuda (measured on an H100): the replay says so
+    without writing the arguments out or starting iree-benchmark-module."""
+    with pytest.raises(HlobridgeError, match="IREE driver 'cuda' has no dispatch profiling"):
+        replay(b"not a module", [], "cuda", what="cluster_0")
 
 
 def test_a_cluster_that_fell_back_has_no_dispatches_and_keeps_its_kernels():

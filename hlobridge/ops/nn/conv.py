@@ -92,8 +92,10 @@ def _pad_spatial(x, dtype, spatial, pads, lhs_dilation):
     return x
 
 
-def _patches(x, dtype, spatial, concat_axis, kernel, strides, dilations, pads, out_sizes, lhs_dilation=None):
-    """Im2col of x: the kernel's taps concatenated (tap-major) along `concat_axis`, or None.
+def _patches(x, dtype, spatial, concat_axis, kernel, strides, dilations, pads, out_sizes, lhs_dilation=None,
+             flip=False):
+    """Im2col of x: the kernel's taps concatenated (tap-major) along `concat_axis`, or None;
+    with `flip`, in reverse order, for the spatially flipped filter (see _backprop_input_lower).
 
     Each tap is a strided slice of x padded with zeros (edges `pads`, and `lhs_dilation - 1`
     interior zeros for a transposed convolution) on the `spatial` axes. None when a pad is
@@ -115,7 +117,7 @@ def _patches(x, dtype, spatial, concat_axis, kernel, strides, dilations, pads, o
         for a, sl in zip(spatial, index[1:]):
             start[a], limit[a], step[a] = sl.start, sl.stop, sl.step
         slices.append(hlo.slice(x, start, limit, step))
-    return hlo.concatenate(slices, concat_axis)
+    return hlo.concatenate(slices[::-1] if flip else slices, concat_axis)
 
 
 # Full im2col writes KH*KW copies of the input; for a wide input that copy costs as much as the
@@ -149,15 +151,18 @@ def _row_taps(x, w, dtype, kernel, strides, pads, out_sizes, lhs_dilation=None) 
             and min(p for pair in pads for p in pair) >= 0)
 
 
-def _row_tap_conv(x, w, out, kernel, strides, dilations, pads, out_sizes, lhs_dilation=None):
+def _row_tap_conv(x, w, out, kernel, strides, dilations, pads, out_sizes, lhs_dilation=None, flip=False):
     """An NHWC convolution of x with the [KH, KW, C, O] filter w, rows first (see above): the
     padded x transposed to [H, N, W, C], its KW column taps concatenated into [H, N, OW, KW*C],
-    then per row tap kh the rows kh*dh ... kh*dh + OH - 1 (one contiguous block) times w[kh]."""
+    then per row tap kh the rows kh*dh ... kh*dh + OH - 1 (one contiguous block) times w[kh].
+    With `flip`, the convolution with w flipped in both spatial axes: column taps concatenated
+    in reverse order, row tap kh times w[KH - 1 - kh]."""
     xp = hlo.transpose(_pad_spatial(x, out.dtype, (1, 2), pads, lhs_dilation or (1, 1)), [1, 0, 2, 3])
     hp, n, wp, c = hlo.shape_of(xp)
     (kh, kw), (dh, dw), (_sh, sw), (oh, ow) = kernel, dilations, strides, out_sizes
     columns = [hlo.slice(xp, [0, 0, t * dw, 0], [hp, n, t * dw + (ow - 1) * sw + 1, c], [1, 1, sw, 1])
                for t in range(kw)]
+    columns = columns[::-1] if flip else columns
     rows = hlo.reshape(columns[0] if kw == 1 else hlo.concatenate(columns, 3), [hp * n * ow, kw * c])
     o = hlo.shape_of(w)[-1]
     w = hlo.reshape(w, [kh, kw * c, o])
@@ -165,7 +170,8 @@ def _row_tap_conv(x, w, out, kernel, strides, dilations, pads, out_sizes, lhs_di
     total = None
     for t in range(kh):
         lhs = hlo.slice(rows, [t * dh * per_row, 0], [t * dh * per_row + m, kw * c])
-        rhs = hlo.reshape(hlo.slice(w, [t, 0, 0], [t + 1, kw * c, o]), [kw * c, o])
+        r = kh - 1 - t if flip else t
+        rhs = hlo.reshape(hlo.slice(w, [r, 0, 0], [r + 1, kw * c, o]), [kw * c, o])
         part = hlo.dot_general(lhs, rhs, [m, o], out.dtype, lhs_contract=[1], rhs_contract=[0])
         total = part if total is None else hlo.add(total, part)
     return hlo.transpose(hlo.reshape(total, [oh, n, ow, o]), [1, 0, 2, 3])
@@ -273,6 +279,12 @@ def _backprop_input_lower(ctx, _, w, dy):
     """Transposed convolution: dy dilated by the strides, convolved with the flipped filter
     (for NHWC as im2col + dot_general, see _patches).
 
+    In the im2col forms the filter is not flipped: the taps of dy are taken in reverse order
+    instead. Flipping it cost a copy, and IREE 3.13 fused the flip, the in/out transpose and
+    the reshape into one gather whose index arithmetic its CUDA backend cannot select (LLVM
+    "Cannot select: v2i16 umul_lohi", an abort) for 3x3 filters of 256 and 512 channels: every
+    ResNet-50 training step. tests/compile/test_cuda_compile.py keeps that compiling.
+
     Grouped as tf2xla does it: the [spatial..., C/G, O] filter becomes [spatial..., C, O/G]
     (TransposeFilterForGroupConvolutionBackpropInput); for depthwise, whose grouped filter is
     [KH, KW, 1, C*M], that is [KH, KW, C, M]: the filter as TensorFlow gives it.
@@ -281,15 +293,15 @@ def _backprop_input_lower(ctx, _, w, dy):
     fmt, win, groups = _backprop_geometry(ctx, out.shape, hlo.shape_of(w), hlo.shape_of(dy))
     pads = win.transposed_pads(fmt.sizes(out.shape))
     spatial = list(range(fmt.rank))
-    if _im2col(fmt, groups):  # im2col of the dilated dy; filter flipped and [KH, KW, O, C]
-        flipped = hlo.transpose(hlo.reverse(w, spatial), [0, 1, 3, 2])
+    if _im2col(fmt, groups):  # im2col of the dilated dy, taps reversed; filter [KH, KW, O, C]
+        swapped = hlo.transpose(w, [0, 1, 3, 2])
         unit, sizes = (1,) * fmt.rank, fmt.sizes(out.shape)
-        if _row_taps(dy, flipped, out.dtype, win.kernel, unit, pads, sizes, win.strides):
-            return _row_tap_conv(dy, flipped, out, win.kernel, unit, win.dilations, pads, sizes, win.strides)
+        if _row_taps(dy, swapped, out.dtype, win.kernel, unit, pads, sizes, win.strides):
+            return _row_tap_conv(dy, swapped, out, win.kernel, unit, win.dilations, pads, sizes, win.strides, flip=True)
         cols = _patches(dy, out.dtype, fmt.spatial, fmt.channel, win.kernel, unit, win.dilations, pads, sizes,
-                        lhs_dilation=win.strides)
+                        lhs_dilation=win.strides, flip=True)
         if cols is not None:
-            return _im2col_dot(cols, flipped, out, fmt.channel)
+            return _im2col_dot(cols, swapped, out, fmt.channel)
     return hlo.convolution(dy, hlo.reverse(w, spatial), out.shape, out.dtype,
                            layout=f"{fmt.conv_io}x{fmt.filter_layout('o', 'i')}->{fmt.conv_io}",
                            strides=(1,) * fmt.rank, padding=pads, lhs_dilation=win.strides,
