@@ -8,8 +8,8 @@ the thread pool (local-task, `"cpu-task"`), by its estimated work (passes/ir/wor
 Each row is one Session step of a graph built here: an MLP's inference, relu(x W1 + b1) W2,
 at a batch and width chosen to sweep the work from 0.1 to 400 Mflop, plus an elementwise chain
 over a wide tensor (memory, not arithmetic). Both executors run the same compiled binary, in
-alternating blocks (`--repeat` each); the table has the median ms/step of each and their ratio.
-HLOBRIDGE_FLAGS --small-cluster-flops (default 2e7) is the work at or below which a Session on
+alternating blocks (`--repeat` each, as benchmarks/models.py times them); the table has the median ms/step of each and their ratio.
+HLOBRIDGE_FLAGS --small-cluster-flops (default 3e7) is the work at or below which a Session on
 "cpu-task" runs a cluster on the calling thread: this sweep is where that number comes from.
 """
 
@@ -19,7 +19,7 @@ import argparse
 import os
 import statistics
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import measured_rows, table_of  # noqa: E402
+from benchmarks.common import Workload, measured_rows, table_of, time_block  # noqa: E402
+from benchmarks.models import interleaved  # noqa: E402
 from hlobridge import flags  # noqa: E402
 from hlobridge.frontend.graph_builder import GraphBuilder  # noqa: E402
 from hlobridge.runtime.session import Session  # noqa: E402
@@ -63,13 +64,6 @@ def elementwise(n: int):
     return b.graph(), "y:0", {"x:0": np.random.default_rng(0).standard_normal(n).astype(np.float32)}
 
 
-def block_ms(sess: Session, fetch: str, feeds: dict, steps: int) -> float:
-    t = time.perf_counter()
-    for _ in range(steps):
-        sess.run(fetch, feeds)
-    return (time.perf_counter() - t) / steps * 1e3
-
-
 def every_cluster_on_the_pool():
     """HLOBRIDGE_FLAGS --small-cluster-flops=0 for the Sessions started inside (a cluster's
     executor is chosen when it is loaded): "cpu-task" then means the pool, however small."""
@@ -85,11 +79,10 @@ def measure(name: str, graph, fetch: str, feeds: dict, repeat: int, block_s: flo
     (exe,) = [e for launch in _launches(sessions["cpu-task"]) for e in launch.executables.values()]
     if exe.device != "cpu-task":
         raise SystemExit(f"{name}: the pool's Session runs on {exe.device}: HLOBRIDGE_FLAGS was not applied")
-    steps = max(5, int(block_s / (block_ms(sessions["cpu-task"], fetch, feeds, 5) / 1e3)))
-    ms = {d: [] for d in sessions}
-    for r in range(repeat):
-        for d in (sessions if r % 2 else reversed(list(sessions))):
-            ms[d].append(block_ms(sessions[d], fetch, feeds, steps))
+    step = Workload(name, graph, None, {}, fetch, feeds, [])
+    timers = {d: partial(time_block, s, step) for d, s in sessions.items()}
+    timing = argparse.Namespace(repeat=repeat, block_s=block_s, warmup=3, steps=None)
+    _, ms = interleaved(timers, timing)
     sync, pool = statistics.median(ms["cpu"]), statistics.median(ms["cpu-task"])
     work = int(exe.module.functions["main"].reflection[WORK_KEY])
     return {"graph": name, "Mflop": f"{work / 1e6:.3g}", "calling thread ms": f"{sync:.3g}",
