@@ -8,7 +8,8 @@ the thread pool (local-task, `"cpu-task"`), by its estimated work (passes/ir/wor
 Each row is one Session step of a graph built here: an MLP's inference, relu(x W1 + b1) W2,
 at a batch and width chosen to sweep the work from 0.1 to 400 Mflop, plus an elementwise chain
 over a wide tensor (memory, not arithmetic). Both executors run the same compiled binary, in
-alternating blocks (`--repeat` each, as benchmarks/models.py times them); the table has the median ms/step of each and their ratio.
+alternating blocks (`--repeat` each, as benchmarks/models.py times them); the table has the
+median ms/step of each and their ratio.
 HLOBRIDGE_FLAGS --small-cluster-flops (default 3e7) is the work at or below which a Session on
 "cpu-task" runs a cluster on the calling thread: this sweep is where that number comes from.
 """
