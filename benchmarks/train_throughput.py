@@ -70,8 +70,7 @@ def load_workload(folder: Path, batch: int, seed: int = 0) -> Workload:
 
 
 def options_for(device: str, precision: str, cuda_arch: str) -> CompileOptions:
-    target = "cuda" if device == "cuda" else "llvm-cpu"
-    return CompileOptions(target=target, precision=precision, **({"cuda_arch": cuda_arch} if target == "cuda" else {}))
+    return CompileOptions(target="cuda" if device == "cuda" else "llvm-cpu", precision=precision, cuda_arch=cuda_arch)
 
 
 def bench_precision(w: Workload, precision: str, batch: int, args) -> dict:
