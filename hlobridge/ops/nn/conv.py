@@ -135,16 +135,6 @@ def _patches(x, dtype, spatial, concat_axis, kernel, strides, dilations, pads, o
 # (all of them full: 0.92-0.97x the step, medians of 15 interleaved blocks, two runs).
 _ROW_TAP_MIN_K = 128
 
-# A first layer's input has a few channels (1 for MNIST, 3 for RGB): im2col along the channel
-# axis copies each tap in rows of C floats, which IREE runs as a slow strided copy per tap
-# (cnn_train's conv1: 25 copies of 4-byte rows, 0.7 ms of a 21 ms step, against 0.2 ms for its
-# matmul). With x transposed to [C, N, H, W] and the taps stacked on axis 0, as the filter
-# gradient stacks them, each tap is one contiguous block and the product contracts the patch
-# matrix's leading axis. Measured (2-core VM, two sessions in one process, 9-15 interleaved
-# blocks, ratio of medians and of bests): cnn_train 0.97 and 0.97, MobileNetV2 batch 5 0.975 and
-# 0.96, Keras ResNet50 0.99 and 0.98, ResNet-50 training 0.98 and 1.01.
-_CHANNEL_MAJOR_MAX_C = 4
-
 
 def _row_taps(x, w, dtype, kernel, strides, pads, out_sizes, lhs_dilation=None) -> bool:
     """Whether _row_tap_conv applies and pays: a filter `w` that is not a constant (one TF froze
@@ -204,16 +194,10 @@ def conv_lower(ctx, x, w):
     if _im2col(fmt, groups):
         if _row_taps(x, w, out.dtype, win.kernel, win.strides, win.pads, win.out):
             return _row_tap_conv(x, w, out, win.kernel, win.strides, win.dilations, win.pads, win.out)
-        if hlo.shape_of(x)[fmt.channel] <= _CHANNEL_MAJOR_MAX_C:  # x^T [C, N, H, W]: taps stacked on axis 0
-            cols = _patches(hlo.transpose(x, [3, 0, 1, 2]), out.dtype, (2, 3), 0, win.kernel, win.strides,
-                            win.dilations, win.pads, win.out)
-            contract = 0
-        else:
-            cols = _patches(x, out.dtype, fmt.spatial, fmt.channel, win.kernel, win.strides, win.dilations,
-                            win.pads, win.out)
-            contract = fmt.channel
+        cols = _patches(x, out.dtype, fmt.spatial, fmt.channel, win.kernel, win.strides, win.dilations, win.pads,
+                        win.out)
         if cols is not None:
-            return _im2col_dot(cols, w, out, contract)
+            return _im2col_dot(cols, w, out, fmt.channel)
     return hlo.convolution(x, w, out.shape, out.dtype,
                            layout=f"{fmt.conv_io}x{fmt.filter_layout('i', 'o')}->{fmt.conv_io}",
                            strides=win.strides, padding=win.pads, rhs_dilation=win.dilations,
