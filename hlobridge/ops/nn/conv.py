@@ -135,6 +135,13 @@ def _patches(x, dtype, spatial, concat_axis, kernel, strides, dilations, pads, o
 # (all of them full: 0.92-0.97x the step, medians of 15 interleaved blocks, two runs).
 _ROW_TAP_MIN_K = 128
 
+# Tried for inputs of a few channels (a first layer): x^T [C, N, H, W] with the taps stacked on
+# axis 0, one contiguous copy per tap instead of rows of C floats (cnn_train's conv1: 25 copies of
+# 4-byte rows, 0.7 ms of its step). As a 4-d dot_general contracting axis 0, IREE fused the copies
+# into the product (cnn_train 0.97x, MobileNetV2 0.96-0.975x), but with `--fusion none` that
+# contraction alone needs more stack than IREE allows; as a 2-d product with its left operand
+# transposed it compiles everywhere and the gain is gone (cnn_train 1.01x). Not kept.
+
 
 def _row_taps(x, w, dtype, kernel, strides, pads, out_sizes, lhs_dilation=None) -> bool:
     """Whether _row_tap_conv applies and pays: a filter `w` that is not a constant (one TF froze
