@@ -49,10 +49,11 @@ class Workload:
                 for run in meta["runs"] if "expected_error" not in run]
 
 
-def start(w: Workload, jit: str, device: str, cache_dir) -> tuple[Session, float, list]:
-    """A new Session: init (training) and the first run; the seconds taken and what it fetched."""
+def start(w: Workload, jit: str, device: str, cache_dir, compile_options=None) -> tuple[Session, float, list]:
+    """A new Session (`compile_options`: the Session's default for `device` where None): init
+    (training) and the first run; the seconds taken and what it fetched."""
     t = time.perf_counter()
-    sess = Session(w.graph, jit=jit, device=device, cache_dir=cache_dir)
+    sess = Session(w.graph, jit=jit, device=device, cache_dir=cache_dir, compile_options=compile_options)
     if w.init:
         sess.run(w.init, w.init_feeds)
     out = sess.run(w.fetches, w.feeds)

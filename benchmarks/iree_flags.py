@@ -23,24 +23,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import clear_memory_cache, measured_rows, table_of, time_block  # noqa: E402
+from benchmarks.common import clear_memory_cache, measured_rows, start, table_of, time_block  # noqa: E402
 from benchmarks.models import interleaved, workloads  # noqa: E402
 from hlobridge.compile.options import CompileOptions  # noqa: E402
 from hlobridge.errors import JitFallbackWarning  # noqa: E402
-from hlobridge.runtime.session import Session  # noqa: E402
 
 
-def started(w, extra: list[str]) -> Session:
+def started(w, extra: list[str]):
     """A Session compiled with `extra` iree-compile flags (nothing from a cache), past its first
     run. A cluster that does not compile stops the row (a JitFallbackWarning raised): timing
     reference kernels would say nothing of the flags."""
     clear_memory_cache()
     with warnings.catch_warnings():
         warnings.simplefilter("error", JitFallbackWarning)
-        sess = Session(w.graph, cache_dir=False, compile_options=CompileOptions(extra_flags=tuple(extra)))
-        if w.init:
-            sess.run(w.init, w.init_feeds)
-        sess.run(w.fetches, w.feeds)
+        sess, _, _ = start(w, "auto", "cpu-task", False, CompileOptions(extra_flags=tuple(extra)))
     return sess
 
 

@@ -29,7 +29,6 @@ import json
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -37,11 +36,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import Workload, markdown_table, report, steady, text_table  # noqa: E402
+from benchmarks.common import Workload, markdown_table, report, start, steady, text_table  # noqa: E402
 from hlobridge.compile.cache import clear_memory_cache  # noqa: E402
 from hlobridge.compile.options import DEFAULT_CUDA_ARCH, CompileOptions  # noqa: E402
 from hlobridge.passes.ir import pipeline  # noqa: E402
-from hlobridge.runtime.session import Session  # noqa: E402
 from tests.corpus import Case  # noqa: E402
 
 DEFAULT_GRAPH = ROOT / "bench-models" / "resnet50_train_224"
@@ -76,12 +74,8 @@ def options_for(device: str, precision: str, cuda_arch: str) -> CompileOptions:
 def bench_precision(w: Workload, precision: str, batch: int, args) -> dict:
     clear_memory_cache()
     with tempfile.TemporaryDirectory(prefix="hlobridge-throughput-") as cache:
-        t = time.perf_counter()
-        sess = Session(w.graph, jit="auto", device=args.device, cache_dir=cache,
-                       compile_options=options_for(args.device, precision, args.cuda_arch))
-        sess.run(w.init, w.init_feeds)
-        loss = sess.run(w.fetches, w.feeds)[1]
-        cold_s = time.perf_counter() - t
+        sess, cold_s, (_, loss) = start(w, "auto", args.device, cache,
+                                        options_for(args.device, precision, args.cuda_arch))
         blocks = steady(sess, w, args.steps, args.repeat, args.warmup)
     ms = statistics.median(blocks)
     return {"precision": precision, "cold_start_s": cold_s, "first_loss": float(loss), "ms_per_step": ms,
