@@ -135,12 +135,21 @@ def _patches(x, dtype, spatial, concat_axis, kernel, strides, dilations, pads, o
 # (all of them full: 0.92-0.97x the step, medians of 15 interleaved blocks, two runs).
 _ROW_TAP_MIN_K = 128
 
-# Tried for inputs of a few channels (a first layer): x^T [C, N, H, W] with the taps stacked on
-# axis 0, one contiguous copy per tap instead of rows of C floats (cnn_train's conv1: 25 copies of
-# 4-byte rows, 0.7 ms of its step). As a 4-d dot_general contracting axis 0, IREE fused the copies
-# into the product (cnn_train 0.97x, MobileNetV2 0.96-0.975x), but with `--fusion none` that
-# contraction alone needs more stack than IREE allows; as a 2-d product with its left operand
-# transposed it compiles everywhere and the gain is gone (cnn_train 1.01x). Not kept.
+# A first layer (a few input channels) whose filter is trained: patches of x^T ([C, N, H, W])
+# stacked tap-major, [KH*KW*C, N*OH*OW], which are the filter gradient's own patches (one set
+# serves both: CSE merges them), and the product computed transposed, out^T = w^T @ patches,
+# so that the patches are its right operand as they lie. NHWC patches copy each tap in rows
+# of C floats, scattered (cnn_train's conv1: 25 copies of 4-byte rows, 0.03 ms each); tap-major
+# ones copy contiguous rows, and in training the forward pass no longer builds its own.
+# Measured (2-core VM): cnn_train's conv1 forward 1.09 -> 0.39 ms and its filter gradient
+# 0.39 -> 0.24 ms in the step's profile (149 -> 124 dispatches), the step 0.979x (median of 21
+# interleaved blocks); ResNet-50 training's 7x7 conv1 (C=3, 4096 positions: its NHWC copies
+# were cheap) unchanged within the noise. Earlier forms of the same patches lost: as the left
+# operand contracting axis 0 (4-d, IREE fused the copies but `--fusion none` exceeded its stack
+# limit; 2-d, IREE transposed it back: no gain). A constant filter (frozen inference) keeps the
+# NHWC patches: no filter gradient shares them, and the transposed product is the slower one
+# where copies are cheap (ResNet-50's conv1 forward alone: 0.56 -> 0.60-0.72 ms).
+_CHANNEL_MAJOR_MAX_C = 4
 
 
 def _row_taps(x, w, dtype, kernel, strides, pads, out_sizes, lhs_dilation=None) -> bool:
@@ -184,6 +193,29 @@ def _row_tap_conv(x, w, out, kernel, strides, dilations, pads, out_sizes, lhs_di
     return hlo.transpose(hlo.reshape(total, [oh, n, ow, o]), [1, 0, 2, 3])
 
 
+def _tap_major_patches(x, dtype, win):
+    """Im2col of NHWC x as [KH*KW*C, N, OH, OW]: patches of x^T ([C, N, H, W]) stacked on axis 0,
+    tap-major. The filter gradient and a first layer's forward pass (_channel_major_conv) build
+    them with the same ops, so a training step builds them once. A trailing pad the windows
+    never reach is not sliced. None where _patches gives none."""
+    (plh, phh), (plw, phw) = win.pads
+    return _patches(hlo.transpose(x, [3, 0, 1, 2]), dtype, (2, 3), 0, win.kernel, win.strides, win.dilations,
+                    ((plh, max(phh, 0)), (plw, max(phw, 0))), win.out)
+
+
+def _channel_major_conv(x, w, out, win):
+    """NHWC x convolved with the [KH, KW, C, O] filter w as w^T @ tap-major patches (see
+    _CHANNEL_MAJOR_MAX_C), [O, N*OH*OW], transposed back to NHWC; None without patches."""
+    cols = _tap_major_patches(x, out.dtype, win)
+    if cols is None:
+        return None
+    k, n, oh, ow = hlo.shape_of(cols)
+    o = hlo.shape_of(w)[-1]
+    yt = hlo.dot_general(hlo.reshape(w, [k, o]), hlo.reshape(cols, [k, n * oh * ow]), [o, n * oh * ow], out.dtype,
+                         lhs_contract=[0], rhs_contract=[0])
+    return hlo.transpose(hlo.reshape(yt, [o, n, oh, ow]), [1, 2, 3, 0])
+
+
 def _im2col_dot(cols, w, out, contract: int):
     """The patch matrix times the filter flattened to [taps * C, O]."""
     *_, o = hlo.shape_of(w)
@@ -201,6 +233,10 @@ def conv_lower(ctx, x, w):
     if _im2col(fmt, groups):
         if _row_taps(x, w, out.dtype, win.kernel, win.strides, win.pads, win.out):
             return _row_tap_conv(x, w, out, win.kernel, win.strides, win.dilations, win.pads, win.out)
+        if hlo.shape_of(x)[-1] <= _CHANNEL_MAJOR_MAX_C and not hlo.is_constant(w):
+            y = _channel_major_conv(x, w, out, win)
+            if y is not None:
+                return y
         cols = _patches(x, out.dtype, fmt.spatial, fmt.channel, win.kernel, win.strides, win.dilations, win.pads,
                         win.out)
         if cols is not None:
@@ -324,12 +360,9 @@ def _backprop_filter_lower(ctx, x, _, dy):
     if groups != 1:
         return _depthwise_filter_taps(fmt, win, x, dy, out)
     if _im2col(fmt, groups):
-        # Patches of x^T ([C, N, H, W]) stacked on axis 0: [KH*KW*C, N, OH, OW] times dy, which
-        # contracts over (N, OH, OW) with the patch matrix as a plain row-major LHS. A trailing
-        # pad the windows never reach is simply not sliced.
-        (plh, phh), (plw, phw) = win.pads
-        cols = _patches(hlo.transpose(x, [3, 0, 1, 2]), out.dtype, (2, 3), 0, win.kernel, win.strides,
-                        win.dilations, ((plh, max(phh, 0)), (plw, max(phw, 0))), win.out)
+        # Tap-major patches [KH*KW*C, N, OH, OW] times dy, which contracts over (N, OH, OW) with
+        # the patch matrix as a plain row-major LHS.
+        cols = _tap_major_patches(x, out.dtype, win)
         if cols is not None:
             kh, kw, c, o = out.shape
             dw = hlo.dot_general(cols, dy, [kh * kw * c, o], out.dtype,
