@@ -10,7 +10,9 @@ the README's Fusion section):
    before producer fusion can pull them into a reduction downstream. A dot whose
    StableHLO-to-linalg lowering reshapes (more than one free or contracting dimension on an
    operand) cannot tile with an epilogue inside a region; IREE's own dispatch formation
-   propagates the reshape and can, so such a dot and its epilogue stay outside regions.
+   propagates the reshape and can, so such a dot and its epilogue stay outside regions. So
+   does a dot whose epilogue reads it through a reshape (a product computed transposed and
+   laid out back, as ops/nn/conv.py computes a first layer).
 1. Producer fusion (XLA's instruction fusion): walking consumers in reverse order, each
    elementwise op, reduction, reduce_window, dot or convolution not yet in a group roots
    one. Loop groups and reductions pull in their "loop" producers: elementwise ops, and the
@@ -246,12 +248,11 @@ class _Planner:
                             grown = True
 
     # -- 2. reduction epilogues (and leaving reshaping dots to IREE) ---------------------------
-    def leave_to_iree(self, g: Group, shape: tuple) -> None:
-        """A dot IREE lowers through a reshape: IREE's own dispatch formation propagates the
-        reshape and fuses the epilogue, which a region cannot; so the dot and its loop
-        consumers of its shape stay outside regions."""
-        for c in [g] + [c for c in self.consumer_groups(g)
-                        if c.kind == "loop" and self.nodes[c.root].shape == shape]:
+    def leave_to_iree(self, g: Group, consumers: list[Group]) -> None:
+        """A dot IREE lowers through a reshape, or whose epilogue reads it through one: IREE's
+        own dispatch formation propagates the reshape and fuses the epilogue, which a region
+        cannot; so the dot and those loop consumers stay outside regions."""
+        for c in [g] + consumers:
             for op in c.ops:
                 if self.owner.get(op) == c.id:
                     del self.owner[op]
@@ -271,8 +272,16 @@ class _Planner:
                 continue
             shape = self.nodes[g.root].shape
             if g.kind == CONTRACTION and not self.nodes[g.root].detail:
-                self.leave_to_iree(g, shape)
+                self.leave_to_iree(g, [c for c in self.consumer_groups(g)
+                                       if c.kind == "loop" and self.nodes[c.root].shape == shape])
                 continue
+            if g.kind == CONTRACTION and len(g.ops) == 1:
+                # An epilogue behind a reshape (a product computed transposed and laid out back,
+                # ops/nn/conv.py's first layers): IREE fuses it into the matmul; a region cannot.
+                behind = [c for c in self.consumer_groups(g) if c.kind == "loop" and self.reshapes_result(g.ops | c.ops)]
+                if behind:
+                    self.leave_to_iree(g, behind)
+                    continue
             while True:
                 fits = [c for c in self.consumer_groups(g)
                         if c.kind == "loop" and squeezed(self.nodes[c.root].shape) == squeezed(shape)

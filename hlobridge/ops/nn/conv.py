@@ -135,20 +135,22 @@ def _patches(x, dtype, spatial, concat_axis, kernel, strides, dilations, pads, o
 # (all of them full: 0.92-0.97x the step, medians of 15 interleaved blocks, two runs).
 _ROW_TAP_MIN_K = 128
 
-# A first layer (a few input channels) whose filter is trained: patches of x^T ([C, N, H, W])
-# stacked tap-major, [KH*KW*C, N*OH*OW], which are the filter gradient's own patches (one set
-# serves both: CSE merges them), and the product computed transposed, out^T = w^T @ patches,
-# so that the patches are its right operand as they lie. NHWC patches copy each tap in rows
-# of C floats, scattered (cnn_train's conv1: 25 copies of 4-byte rows, 0.03 ms each); tap-major
-# ones copy contiguous rows, and in training the forward pass no longer builds its own.
-# Measured (2-core VM): cnn_train's conv1 forward 1.09 -> 0.39 ms and its filter gradient
-# 0.39 -> 0.24 ms in the step's profile (149 -> 124 dispatches), the step 0.979x (median of 21
-# interleaved blocks); ResNet-50 training's 7x7 conv1 (C=3, 4096 positions: its NHWC copies
-# were cheap) unchanged within the noise. Earlier forms of the same patches lost: as the left
-# operand contracting axis 0 (4-d, IREE fused the copies but `--fusion none` exceeded its stack
-# limit; 2-d, IREE transposed it back: no gain). A constant filter (frozen inference) keeps the
-# NHWC patches: no filter gradient shares them, and the transposed product is the slower one
-# where copies are cheap (ResNet-50's conv1 forward alone: 0.56 -> 0.60-0.72 ms).
+# A first layer (a few input channels): patches of x^T ([C, N, H, W]) stacked tap-major,
+# [KH*KW*C, N*OH*OW], which are the filter gradient's own patches (in training one set serves
+# both: CSE merges them), and the product computed transposed, out^T = w^T @ patches, so that
+# the patches are its right operand as they lie. NHWC patches copy each tap in rows of C
+# floats, scattered (cnn_train's conv1: 25 copies of 4-byte rows, 0.03 ms each); tap-major ones
+# copy contiguous rows, and a training step's forward pass no longer builds its own. Measured
+# (2-core VM; dispatch times from the profiler's replay, steps in interleaved blocks):
+# - cnn_train (trained 5x5 filter, one channel): conv1 forward 1.09 -> 0.39 ms, its filter
+#   gradient 0.39 -> 0.24 ms, 149 -> 124 dispatches; the step 0.979x (median of 21 blocks);
+# - ResNet-50 training (7x7, stride 2, 3 channels): unchanged within the noise (best 0.999x);
+# - frozen filters, data-tiled: Keras ResNet50's conv1 0.55 -> 0.26 ms, its step 0.988x
+#   (median of 15; best 1.000x); MobileNetV2 batch 5 0.980x (best 0.975x), batch 2 best 0.958x.
+# Untiled (data tiling off) the transposed product is the slower one where the NHWC copies
+# were cheap: ResNet-50's conv1 forward alone 0.56 -> 0.60-0.72 ms. Earlier forms of the same
+# patches lost: as the left operand contracting axis 0 (4-d, IREE fused the copies but
+# `--fusion none` exceeded its stack limit; 2-d, IREE transposed it back: no gain).
 _CHANNEL_MAJOR_MAX_C = 4
 
 
@@ -233,7 +235,7 @@ def conv_lower(ctx, x, w):
     if _im2col(fmt, groups):
         if _row_taps(x, w, out.dtype, win.kernel, win.strides, win.pads, win.out):
             return _row_tap_conv(x, w, out, win.kernel, win.strides, win.dilations, win.pads, win.out)
-        if hlo.shape_of(x)[-1] <= _CHANNEL_MAJOR_MAX_C and not hlo.is_constant(w):
+        if hlo.shape_of(x)[-1] <= _CHANNEL_MAJOR_MAX_C:
             y = _channel_major_conv(x, w, out, win)
             if y is not None:
                 return y

@@ -36,6 +36,20 @@ def test_a_dot_takes_its_bias_add_and_relu_as_an_epilogue():
     assert groups_of(nodes) == [(CONTRACTION, [0, 1, 2, 3])]
 
 
+def test_a_dot_whose_epilogue_reads_it_through_a_reshape_is_left_to_iree():
+    # A product computed transposed ([O, M]) and laid out back (reshape, transpose) before its
+    # bias and ReLU, as ops/nn/conv.py computes a first layer: IREE fuses that epilogue into the
+    # matmul, a region cannot (rule 0), so neither the dot nor the epilogue gets a region.
+    nodes = body(("stablehlo.dot_general", CONTRACTION, (4, 32), [], True),
+                 ("stablehlo.reshape", CHEAP, (4, 2, 4, 4), [0]),
+                 ("stablehlo.transpose", CHEAP, (2, 4, 4, 4), [1]),
+                 ("stablehlo.broadcast_in_dim", CHEAP, (2, 4, 4, 4), []),
+                 ("stablehlo.add", ELEMENTWISE, (2, 4, 4, 4), [2, 3]),
+                 ("stablehlo.maximum", ELEMENTWISE, (2, 4, 4, 4), [4]))
+    assert groups_of(nodes) == []
+    assert groups_of(nodes, epilogues=False) == [(CONTRACTION, [0]), ("loop", [1, 2, 3, 4, 5])]
+
+
 def test_without_epilogues_the_dot_stays_alone():
     nodes = body(("stablehlo.dot_general", CONTRACTION, (8, 16), [], True),
                  ("stablehlo.add", ELEMENTWISE, (8, 16), [0]),
