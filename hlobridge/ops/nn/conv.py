@@ -145,7 +145,7 @@ _ROW_TAP_MIN_K = 128
 # - cnn_train (trained 5x5 filter, one channel): conv1 forward 1.09 -> 0.39 ms, its filter
 #   gradient 0.39 -> 0.24 ms, 149 -> 124 dispatches; the step 0.979x (median of 21 blocks);
 # - ResNet-50 training (7x7, stride 2, 3 channels): unchanged within the noise (best 0.999x);
-# - frozen filters, data-tiled: Keras ResNet50's conv1 0.55 -> 0.26 ms, its step 0.988x
+# - frozen filters, data-tiled: Keras ResNet50's conv1 0.61 -> 0.38 ms, its step 0.988x
 #   (median of 15; best 1.000x); MobileNetV2 batch 5 0.980x (best 0.975x), batch 2 best 0.958x.
 # Untiled (data tiling off) the transposed product is the slower one where the NHWC copies
 # were cheap: ResNet-50's conv1 forward alone 0.56 -> 0.60-0.72 ms. Earlier forms of the same
