@@ -142,8 +142,9 @@ CASES += conv_grad_cases("valid-dilated", 1, "VALID", dilations=2)
 CASES += conv_grad_cases("explicit", 2, "EXPLICIT", explicit=[0, 0, 1, 2, 2, 0, 0, 0])
 CASES += conv_grad_cases("NCHW-same-stride2", 2, "SAME", fmt="NCHW")
 CASES += conv_grad_cases("even-kernel-same-stride2", 2, "SAME", kernel=(2, 4))
-# Wide inputs (KW * C >= 128) take the row-tap form (ops/nn/conv.py): forward, and the input
-# gradient (whose taps move one row at a time even for a strided forward convolution).
+# Wide inputs (KW * C >= 128) take the row-tap form (ops/nn/conv.py): forward, the input
+# gradient (whose taps move one row at a time even for a strided forward convolution), and the
+# filter gradient where the rows move one at a time.
 WIDE = randn(2, 9, 8, 48)
 W_WIDE = randn(3, 3, 48, 5) / np.float32(7)
 # 432-product float32 sums: rounding reaches ~2e-6 absolute on outputs near 0
@@ -158,6 +159,9 @@ CASES += [
 CASES += conv_grad_cases("wide-same", 1, "SAME", channels=48)
 CASES += conv_grad_cases("wide-stride2", 2, "SAME", channels=48)
 CASES += conv_grad_cases("wide-dilated-column-stride", (1, 2), "VALID", dilations=2, channels=48)
+CASES += conv_grad_cases("wide-explicit-even-kernel", 1, "EXPLICIT", kernel=(2, 4),
+                         explicit=[0, 0, 1, 2, 0, 1, 0, 0], channels=48)
+CASES += conv_grad_cases("wide-column-stride3-leftover", (1, 3), "VALID", hw=(9, 10), channels=48)
 
 # -- pooling ---------------------------------------------------------------------------------------
 P = randn(2, 7, 6, 3) - 2.0  # mostly negative: padding must never win a max
