@@ -130,7 +130,6 @@ class TracedLaunch:
         self.launch = launch
         self.tracer = tracer
         self.compile_events = compile_events
-        self.members = [TracedStep(s, tracer) for s in launch.members]
 
     def run(self, values: dict, env) -> None:
         """Launch (or fall back) and record it."""
@@ -139,7 +138,9 @@ class TracedLaunch:
         inputs = [describe(values[r]) for r in launch.tensor_inputs]
         events = len(self.tracer.events)
         start = time.perf_counter()
-        launch.run(values, env, self.members)
+        # the members' traced steps are made only if the launch falls back and runs them: a
+        # frozen ResNet-50 has 1,830, and wrapping them every step was 0.7 ms of the traced step
+        launch.run(values, env, (TracedStep(s, self.tracer) for s in launch.members))
         end = time.perf_counter()
         fell_back = len(self.tracer.events) > events  # only kernel events come in during a launch
         new = self.compile_events[compiles:]
@@ -149,7 +150,7 @@ class TracedLaunch:
                                   "shapes": e.input_texts(),
                                   "hlobridge_s": e.lowering, "iree_s": e.iree})
         self.tracer.complete(launch.name, "cluster", CLUSTER_TID, start, end, {
-            "cluster": launch.name, "ops": len(launch.nodes), "op_types": launch.cluster.op_histogram(launch.graph),
+            "cluster": launch.name, "ops": len(launch.nodes), "op_types": launch.op_histogram,
             "inputs": dict(zip(map(str, launch.tensor_inputs), inputs)),
             "variables": [str(r) for r in launch.resources],
             "outputs": {str(r): describe(values[r]) for r in launch.outputs if r in values},

