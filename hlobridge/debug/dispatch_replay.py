@@ -6,7 +6,8 @@ local devices the worker threads' start and end of every dispatch (`host-executi
 device timestamps (`dispatch-events`). The Python bindings do not expose the profile sink, so
 the call is replayed in `iree-benchmark-module`, a subprocess (an IREE abort there is an error
 message, not a dead Python): the same vmfb, the arguments the call really had, the same
-driver and the runtime flags of `IREE_PY_RUNTIME_FLAGS` (thread topology), `iterations` + 1
+driver, the runtime flags of `IREE_PY_RUNTIME_FLAGS` (thread topology) and the Session's malloc
+settings (runtime/host_memory.py), `iterations` + 1
 calls (the first warms caches and thread pools, and is dropped).
 
 A command buffer may hold dispatches that run concurrently (no barrier between them). Their
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import statistics
 import subprocess
 import tempfile
 from collections import defaultdict
@@ -30,6 +32,7 @@ import numpy as np
 from iree.runtime.benchmark import benchmark_exe
 
 from ..errors import HlobridgeError
+from ..runtime.host_memory import child_environment
 
 # What each IREE driver can record per dispatch (the local drivers reject dispatch-events).
 # cuda records nothing in IREE 3.13: on an H100, iree-benchmark-module answered
@@ -50,10 +53,15 @@ class CommandBufferTimes:
 
 @dataclass
 class ReplayTimes:
-    """A replayed call's command buffers; `span_ms` adds up their spans."""
+    """A replayed call's command buffers; `span_ms` adds up their spans. `call_ms` is the time
+    from one call's first execution to the next call's (the whole call as its caller sees it:
+    allocation, submission, the wait), the mean over the calls after the warm-up (as the
+    buffers' times are means); 0 where the profile cannot tell it (fewer than three calls, no
+    start times)."""
 
     buffers: list
     iterations: int
+    call_ms: float = 0.0
 
     @property
     def span_ms(self) -> float:
@@ -84,7 +92,8 @@ def replay(vmfb: bytes, args: list, driver: str, *, iterations: int = 5, functio
               *inputs, *shlex.split(os.environ.get("IREE_PY_RUNTIME_FLAGS", "")),  # the session's threads
               f"--benchmark_min_time={iterations + 1}x",
               f"--device_profiling_mode={PROFILING_MODES[driver]}",
-              f"--device_profiling_output={tmp / 'run.ireeprof'}"], what)
+              f"--device_profiling_output={tmp / 'run.ireeprof'}"], what,
+             env={**os.environ, **child_environment()})  # the Session's malloc settings
         _run([tool("iree-profile"), "export", "--format=ireeperf-jsonl", f"--output={tmp / 'run.jsonl'}",
               str(tmp / "run.ireeprof")], what)
         with open(tmp / "run.jsonl") as f:
@@ -92,8 +101,8 @@ def replay(vmfb: bytes, args: list, driver: str, *, iterations: int = 5, functio
     return times_from_records(records, iterations + 1)
 
 
-def _run(cmd: list, what: str) -> None:
-    run = subprocess.run(cmd, capture_output=True, text=True)
+def _run(cmd: list, what: str, env: dict | None = None) -> None:
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if run.returncode != 0:
         lines = [ln for ln in (run.stderr + run.stdout).splitlines() if ln.strip()]
         raise HlobridgeError(f"profiling {what}: {Path(cmd[0]).name} failed (exit {run.returncode}): "
@@ -108,6 +117,7 @@ def times_from_records(records: list, calls: int) -> ReplayTimes:
     module's initializer) is not part of a call and is left out."""
     keys = defaultdict(dict)  # command buffer id -> command index -> dispatch key
     spans = {}  # submission id -> ns the execution took (host-execution "execute" events)
+    starts = defaultdict(list)  # command buffer id -> when each of its executions began
     runs = defaultdict(list)  # submission id -> its dispatch events
     for r in records:
         kind = r.get("record_type")
@@ -115,6 +125,8 @@ def times_from_records(records: list, calls: int) -> ReplayTimes:
             keys[r["command_buffer_id"]][r["command_index"]] = r["key"]
         elif kind == "host_execution_event" and r["op"] == "execute":
             spans[r["submission_id"]] = r["duration_ns"]
+            if r.get("start_host_time_ns") is not None:
+                starts[r.get("command_buffer_id")].append(r["start_host_time_ns"])
         elif (kind == "host_execution_event" and r["op"] == "dispatch") or kind == "dispatch_event":
             runs[r["submission_id"]].append(r)
     by_buffer = defaultdict(list)  # the buffer's keys (sorted) -> [(ordered keys, ns per position, span)]
@@ -137,7 +149,19 @@ def times_from_records(records: list, calls: int) -> ReplayTimes:
         ms = [total[slot] / len(kept) * per_call / 1e6 for slot in slots(names)]
         span_ms = sum(e[2] for e in kept) / len(kept) * per_call / 1e6
         buffers.append(CommandBufferTimes(tuple(names), ms, span_ms, per_call))
-    return ReplayTimes(buffers, calls - 1)
+    return ReplayTimes(buffers, calls - 1, _call_ms(starts, calls))
+
+
+def _call_ms(starts: dict, calls: int) -> float:
+    """The mean time between the starts of consecutive calls after the warm-up, each call's
+    start being the first execution in it of the buffer executed most (at least once a call:
+    not the initializer's); 0.0 with fewer than three calls or executions not once per call."""
+    first = sorted(max(starts.values(), key=len, default=[]))
+    per_call = len(first) // calls if calls else 0
+    if calls < 3 or per_call < 1 or len(first) != per_call * calls:
+        return 0.0
+    first = first[per_call::per_call]  # calls 1, 2, ...: the warm-up call is dropped
+    return statistics.fmean(b - a for a, b in zip(first, first[1:])) / 1e6
 
 
 def _in_command_order(events: list, keys: dict) -> tuple[list, list]:

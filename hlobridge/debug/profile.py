@@ -58,12 +58,14 @@ class DispatchProfile:
 
 @dataclass
 class ClusterProfile:
-    """A cluster's replayed dispatches; `replay_ms` is the replayed call's command-buffer span."""
+    """A cluster's replayed dispatches; `replay_ms` is the replayed call's command-buffer span,
+    `call_ms` the replayed call's whole time (0: not known)."""
 
     name: str
     nodes: int
     dispatches: list = field(default_factory=list)
     replay_ms: float = 0.0
+    call_ms: float = 0.0
     note: str = ""  # why dispatches are missing or named by kernel only
     executor: str = ""  # the device it ran on, where that is not the Session's (a small cluster: "cpu")
 
@@ -71,6 +73,12 @@ class ClusterProfile:
     def dispatch_ms(self) -> float:
         """The time of its dispatches per call, replayed."""
         return sum(d.ms for d in self.dispatches)
+
+    @property
+    def replayed_call_ms(self) -> float:
+        """The replayed call's time (never less than its command buffers), or where that is not
+        known the command buffers' span."""
+        return max(self.call_ms, self.replay_ms)
 
 
 @dataclass
@@ -132,10 +140,11 @@ class Profile:
                     next(r.kernels[n][2] for r in self.runs if n in r.kernels)) for n in names}
 
     def replay_scale(self, cluster: ClusterProfile) -> float:
-        """1, or less where the replayed command buffers took longer than the whole launch did in
-        the step (the machine was busier during the replay): the factor that fits them in it."""
-        launch = self.cluster_ms(cluster.name)
-        return min(1.0, launch / cluster.replay_ms) if cluster.replay_ms > 0 else 1.0
+        """1, or less where the replayed call (its command buffers, where the call's own time is
+        not known) took longer than the whole launch did in the step (the machine was busier
+        during the replay): the factor that fits it in the launch."""
+        launch, replayed = self.cluster_ms(cluster.name), cluster.replayed_call_ms
+        return min(1.0, launch / replayed) if replayed > 0 else 1.0
 
     def rows(self) -> list[Row]:
         """Every line of the step, longest first: they add up to `step_ms`."""
@@ -152,11 +161,17 @@ class Profile:
             for d in c.dispatches:
                 rows.append(Row("dispatch", d.ms * scale, c.name, d.label, d.nodes, d.ops,
                                 d.ms * scale / launch if launch else None, d.ms))
-            if c.dispatches:  # the replay's command buffers beyond their dispatches; the launch beyond those
+            if c.dispatches:  # the replay's command buffers beyond their dispatches, its call beyond
+                # those, and the launch beyond the replayed call (the same call, slower in the step);
+                # where the call's time is not known, the launch beyond the command buffers
+                call = c.replayed_call_ms * scale
+                outside = call - c.replay_ms * scale if c.call_ms else launch - c.replay_ms * scale
                 rows.append(self._other(c.name, (c.replay_ms - c.dispatch_ms) * scale, launch,
                                         "between dispatches (barriers, idle)"))
-                rows.append(self._other(c.name, launch - c.replay_ms * scale, launch,
-                                        "outside command buffers (call, alloc)"))
+                rows.append(self._other(c.name, outside, launch, "outside command buffers (call, alloc)"))
+                if c.call_ms:
+                    rows.append(self._other(c.name, launch - call, launch,
+                                            "launch beyond its replayed call (a slower step)"))
             else:  # fell back to kernels, or not profiled
                 rows.append(self._other(c.name, launch - inside, launch,
                                         "launch beyond its kernels" if inside else "launch (no dispatches timed)"))

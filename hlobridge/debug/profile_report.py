@@ -34,7 +34,7 @@ def format_table(prof, top: int) -> str:
         nodes = f"{c.nodes} nodes, " if c.nodes else ""
         text = (f"  {c.name}: {launch:.3f} ms, {_pct(launch / step if step else None)} of the step, "
                 f"{nodes}{len(c.dispatches)} dispatches: {c.dispatch_ms:.3f} ms replayed "
-                f"(command buffers {c.replay_ms:.3f} ms)")
+                f"(command buffers {c.replay_ms:.3f} ms{f', the call {c.call_ms:.3f} ms' if c.call_ms else ''})")
         scale = prof.replay_scale(c)
         notes = [c.note] if c.note else []
         if c.executor == "cpu":
@@ -99,6 +99,7 @@ def profile_dict(prof, top: int | None) -> dict:
         "subject": prof.subject, "step_ms": step, "steps": len(prof.runs), "device": prof.device, "replayed_calls": prof.iterations,
         "clusters": [{"name": c.name, "nodes": c.nodes, "launch_ms": prof.cluster_ms(c.name),
                       "replayed_dispatch_ms": c.dispatch_ms, "replayed_command_buffer_ms": c.replay_ms,
+                      "replayed_call_ms": c.call_ms or None,
                       "replay_scale": prof.replay_scale(c), "dispatches": len(c.dispatches), "note": c.note,
                       "executor": c.executor or prof.device}
                      for c in prof.clusters],

@@ -17,7 +17,7 @@ from hlobridge.compile.cache import clear_memory_cache
 from hlobridge.compile.driver import CompileOptions, compile_mlir
 from hlobridge.debug.dispatch_replay import replay, times_from_records
 from hlobridge.debug.dispatch_sources import loc_names, parse_stream_ir
-from hlobridge.debug.profile import DISPATCH_TID, profile
+from hlobridge.debug.profile import DISPATCH_TID, ClusterProfile, DispatchProfile, Profile, StepTimes, profile
 from hlobridge.debug.profile_capture import profile_module
 from hlobridge.debug import profile_capture
 from hlobridge.errors import HlobridgeError, JitFallbackWarning
@@ -228,6 +228,42 @@ def test_one_shot_buffers_without_command_indices_are_ordered_by_start_time():
     [buffer] = times_from_records(records, calls=2).buffers
     assert buffer.keys == ("a", "c", "b") and buffer.ms == pytest.approx([100e-6, 60e-6, 40e-6])
     assert buffer.span_ms == pytest.approx(200e-6)
+
+
+def _execute(submission, start, duration, buffer=1):
+    return {"record_type": "host_execution_event", "op": "execute", "submission_id": submission,
+            "command_buffer_id": buffer, "start_host_time_ns": start, "duration_ns": duration}
+
+
+def test_the_replayed_call_is_timed_from_one_calls_start_to_the_next_after_the_warmup():
+    # the initializer's buffer runs once; then 4 calls of one buffer: a warm-up, then periods
+    # of 1000 and 1400 ns, each call's buffer taking 800 of them
+    records = [_execute(0, 0, 50, buffer=9)] + [
+        _execute(s, start, 800) for s, start in ((1, 100), (2, 5000), (3, 6000), (4, 7400))]
+    records += [_event(s, 0, r["start_host_time_ns"], r["start_host_time_ns"] + 700)
+                for s, r in zip(range(1, 5), records[1:])]
+    times = times_from_records(records, calls=4)
+    assert times.call_ms == pytest.approx(1200e-6) and times.span_ms == pytest.approx(800e-6)
+    # without a period after the warm-up, or without start times, the call is not known
+    assert times_from_records(records[:3] + records[5:7], calls=2).call_ms == 0.0
+    assert times_from_records([{**r, "start_host_time_ns": None} if r["op"] == "execute" else r
+                               for r in records], calls=4).call_ms == 0.0
+
+
+@pytest.mark.parametrize("launch_ms", [30.0, 10.0])
+def test_a_launch_splits_into_its_replayed_call_and_what_the_step_took_beyond_it(launch_ms):
+    """Replayed: dispatches 8 ms, command buffers 9, the call 12. A 30 ms launch keeps the
+    replay's times and shows 18 ms beyond the call; a 10 ms one scales them to fit."""
+    cluster = ClusterProfile("c", 3, [DispatchProfile("c", 0, "main_dispatch_0_x", 8.0)], replay_ms=9.0,
+                             call_ms=12.0)
+    prof = Profile([StepTimes(launch_ms, {"c": launch_ms}, {})], [cluster], "cpu-task")
+    rows = {r.label: r.ms for r in prof.rows() if r.cluster == "c"}
+    scale = min(1.0, launch_ms / 12.0)
+    assert rows["#0 x"] == pytest.approx(8.0 * scale)
+    assert rows["between dispatches (barriers, idle)"] == pytest.approx(1.0 * scale)
+    assert rows["outside command buffers (call, alloc)"] == pytest.approx(3.0 * scale)
+    assert rows["launch beyond its replayed call (a slower step)"] == pytest.approx(max(launch_ms - 12.0, 0.0))
+    assert sum(rows.values()) == pytest.approx(launch_ms)
 
 
 STREAM = """\

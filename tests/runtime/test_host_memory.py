@@ -12,7 +12,7 @@ CHECK = """
 import hlobridge.runtime.host_memory as hm
 from hlobridge.runtime.module import config
 config("cpu")
-print(hm.keep_freed_buffers.cache_info().currsize, hm.keep_freed_buffers())
+print(hm.keep_freed_buffers.cache_info().currsize, hm.keep_freed_buffers(), sorted(hm.child_environment().items()))
 """
 
 
@@ -24,5 +24,8 @@ def _run(flags: str) -> str:
 
 @pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc only")
 def test_a_cpu_device_keeps_freed_buffers_unless_told_not_to():
-    assert _run("") == "1 True"  # set once, when the device was opened
-    assert _run("--release-host-memory") == "1 False"
+    # set once, when the device was opened; a child process (the profiler's replay) is given
+    # the same settings through glibc's environment variables
+    assert _run("") == ("1 True [('MALLOC_MMAP_THRESHOLD_', '1073741824'), "
+                        "('MALLOC_TRIM_THRESHOLD_', '2147483647')]")
+    assert _run("--release-host-memory") == "1 False []"
