@@ -7,8 +7,8 @@ device timestamps (`dispatch-events`). The Python bindings do not expose the pro
 the call is replayed in `iree-benchmark-module`, a subprocess (an IREE abort there is an error
 message, not a dead Python): the same vmfb, the arguments the call really had, the same
 driver, the runtime flags of `IREE_PY_RUNTIME_FLAGS` (thread topology) and the Session's malloc
-settings (runtime/host_memory.py), `iterations` + 1
-calls (the first warms caches and thread pools, and is dropped).
+settings (runtime/host_memory.py), `iterations` + 1 calls (the first warms caches and thread
+pools, and is dropped).
 
 A command buffer may hold dispatches that run concurrently (no barrier between them). Their
 wall times overlap, so each elementary interval is shared equally among the dispatches

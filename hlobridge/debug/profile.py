@@ -164,11 +164,11 @@ class Profile:
             if c.dispatches:  # the replay's command buffers beyond their dispatches, its call beyond
                 # those, and the launch beyond the replayed call (the same call, slower in the step);
                 # where the call's time is not known, the launch beyond the command buffers
-                call = c.replayed_call_ms * scale
-                outside = call - c.replay_ms * scale if c.call_ms else launch - c.replay_ms * scale
+                call = c.replayed_call_ms * scale if c.call_ms else launch
                 rows.append(self._other(c.name, (c.replay_ms - c.dispatch_ms) * scale, launch,
                                         "between dispatches (barriers, idle)"))
-                rows.append(self._other(c.name, outside, launch, "outside command buffers (call, alloc)"))
+                rows.append(self._other(c.name, call - c.replay_ms * scale, launch,
+                                        "outside command buffers (call, alloc)"))
                 if c.call_ms:
                     rows.append(self._other(c.name, launch - call, launch,
                                             "launch beyond its replayed call (a slower step)"))

@@ -156,11 +156,15 @@ _CHANNEL_MAJOR_MAX_C = 4
 
 def _row_taps(x, w, dtype, kernel, strides, pads, out_sizes, lhs_dilation=None) -> bool:
     """Whether _row_tap_conv applies and pays: a filter `w` that is not a constant (one TF froze
-    into the graph, of any size: shape inference only knows the values of small ones), more than
-    one row tap, rows one apart, column taps that give each row tap's matmul a long enough K,
-    and column patches within the im2col size cap."""
-    if hlo.is_constant(w):
-        return False
+    into the graph, of any size: shape inference only knows the values of small ones) and a
+    geometry _row_tap_geometry takes."""
+    return not hlo.is_constant(w) and _row_tap_geometry(x, dtype, kernel, strides, pads, out_sizes, lhs_dilation)
+
+
+def _row_tap_geometry(x, dtype, kernel, strides, pads, out_sizes, lhs_dilation=None) -> bool:
+    """Whether row taps apply to NHWC x and pay: more than one row tap, rows one apart, column
+    taps that give each row tap's matmul a long enough K (KW*C), no negative pad, and column
+    patches within the im2col size cap."""
     (kh, kw), ow = kernel, out_sizes[1]
     n, h, _, c = hlo.shape_of(x)
     rows = (h - 1) * (lhs_dilation or (1, 1))[0] + 1 + sum(pads[0])
@@ -227,17 +231,14 @@ def _tap_major_patches(x, dtype, win):
 
 def _row_tap_filter_grad(x, dy, out, win):
     """The [KH, KW, C, O] filter gradient of NHWC x and dy in row taps (see above), or None
-    where they do not apply or pay, a pad is negative, or the patches exceed the im2col cap."""
-    (plh, phh), (plw, phw) = win.pads
-    (kh, kw), (dh, dw), (sh, sw), (oh, ow) = win.kernel, win.dilations, win.strides, win.out
-    n, h, _w, c = hlo.shape_of(x)
-    hp = h + plh + max(phh, 0)
-    if (kh == 1 or sh != 1 or kw * c < _ROW_TAP_MIN_K or min(plh, plw) < 0
-            or kw * c * hp * n * ow * np.dtype(out.dtype).itemsize > _IM2COL_MAX_BYTES):
+    where _row_tap_geometry does not take the forward window."""
+    if not _row_tap_geometry(x, out.dtype, win.kernel, win.strides, win.pads, win.out):
         return None
+    (kh, kw), (dh, dw), (_sh, sw), (oh, ow) = win.kernel, win.dilations, win.strides, win.out
+    n, _h, _w, c = hlo.shape_of(x)
     o = out.shape[-1]
-    xt = _pad_spatial(hlo.transpose(x, [3, 1, 0, 2]), out.dtype, (1, 3), ((plh, max(phh, 0)), (plw, max(phw, 0))),
-                      (1, 1))
+    xt = _pad_spatial(hlo.transpose(x, [3, 1, 0, 2]), out.dtype, (1, 3), win.pads, (1, 1))
+    _c, hp, _n, _wp = hlo.shape_of(xt)
     columns = [hlo.slice(xt, [0, 0, 0, t * dw], [c, hp, n, t * dw + (ow - 1) * sw + 1], [1, 1, 1, sw])
                for t in range(kw)]
     cols = hlo.reshape(columns[0] if kw == 1 else hlo.concatenate(columns, 0), [kw * c, hp * n * ow])
@@ -397,9 +398,9 @@ def _backprop_input_lower(ctx, _, w, dy):
 
 
 def _backprop_filter_lower(ctx, x, _, dy):
-    """NHWC: row taps (_row_tap_filter_grad), else im2col of x times dy (see _patches). Depthwise: per tap, the window of x times dy,
-    summed over batch and positions. Otherwise a convolution of x with dy that contracts over
-    the batch: batch acts as the feature dim."""
+    """NHWC: row taps (_row_tap_filter_grad), else im2col of x times dy (see _patches).
+    Depthwise: per tap, the window of x times dy, summed over batch and positions. Otherwise a
+    convolution of x with dy that contracts over the batch: batch acts as the feature dim."""
     out = ctx.out()
     fmt, win, groups = _backprop_geometry(ctx, hlo.shape_of(x), out.shape, hlo.shape_of(dy))
     if groups != 1:
