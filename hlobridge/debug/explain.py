@@ -98,13 +98,19 @@ def _format_dispatches(by_mode: dict) -> str:
 
 def explain(graph, *, jit: str = "auto", fetches=None, feeds=(), min_cluster_size: int = 4,
             max_cluster_size: int | None = None, dispatches=None, input_shapes=None,
-            compile_options=None) -> Explanation:
+            compile_options=None, data_parallel=False) -> Explanation:
     """Cluster `graph` as a Session with these options would, and say why for the rest.
 
+    `data_parallel` (True, or gradient tensor names, as Session takes it) explains the graph a
+    data-parallel Session runs: its gradient all-reduces show as left-out `collective` nodes
+    (hlobridge/distributed/data_parallel.py), between the clusters on either side.
     `dispatches` (fusion modes, e.g. ("hlobridge", "iree", "none")) also compiles every
     cluster under each mode and reports IREE's dispatch counts (cluster_dispatches.py);
     `input_shapes` ({tensor: dims}) fixes placeholder or fed shapes for that."""
     graph = load_graph(graph)
+    if data_parallel:
+        from ..distributed.data_parallel import rewrite
+        graph = rewrite(graph, rank=0, gradients=None if data_parallel is True else list(data_parallel))
     options = ClusterOptions(jit, min_cluster_size, max_cluster_size)
     cut = {graph.tensor(f) for f in feeds}
     if fetches is None:

@@ -13,4 +13,5 @@ from . import crop_and_resize, detection, image_adjust, image_grads  # noqa: F40
 from . import complex_parts, fft  # noqa: F401,E402  (registration: complex numbers and FFTs)
 from . import linalg_diag, linalg_factor, linalg_solve, special_math  # noqa: F401,E402  (registration: linalg, special math)
 from . import xla_call_module  # noqa: F401,E402  (registration: models exported from JAX)
+from . import collective  # noqa: F401,E402  (registration: collectives between ranks, hlobridge.distributed)
 from .registry import REGISTRY, OpContext, OpDef, lookup, register  # noqa: F401

@@ -21,6 +21,7 @@ reference kernel.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -96,15 +97,25 @@ class Session:
     recompile_warning  warn when a cluster compiles more input signatures than this
     tags               for a SavedModel directory: the MetaGraph's tags (default ["serve"]);
                        its variables are restored (frontend/saved_model.py)
+    data_parallel      True (or the gradient tensors' names): this rank of an MPI job trains on its
+                       shard, gradients averaged over the ranks (hlobridge/distributed/data_parallel.py;
+                       call hlobridge.distributed.init() first)
     """
 
     def __init__(self, graph, jit: str = "auto", device: str = "cpu-task", *, cache_dir=None,
                  min_cluster_size: int = 4, max_cluster_size: int | None = None,
-                 recompile_warning: int = 4, compile_options: CompileOptions | None = None, tags=None):
+                 recompile_warning: int = 4, compile_options: CompileOptions | None = None, tags=None,
+                 data_parallel=False):
         if jit not in JIT_MODES:
             raise HlobridgeError(f"jit must be one of {', '.join(JIT_MODES)}, got '{jit}'")
         graph, restore = saved_model_source(graph, tags)  # a SavedModel directory: its graph
         self.graph: Graph = load_graph(graph)
+        # -- data parallelism (hlobridge.distributed): the graph with its gradient all-reduces
+        self._parallel = None
+        if data_parallel:
+            from ..distributed.data_parallel import DataParallel
+            self._parallel = DataParallel.for_session(data_parallel)
+            self.graph = self._parallel.rewrite(self.graph)
         self.jit = jit
         self.device = device
         self.cluster_options = ClusterOptions(jit, min_cluster_size, max_cluster_size)
@@ -131,6 +142,11 @@ class Session:
         if not plan.ran:
             plan.ran = True
             compile_ahead([u for u in plan.units if isinstance(u, ClusterLaunch)], {**plan.constants, **feeds})
+        with self._parallel.step(plan, self.variables) if self._parallel else nullcontext():
+            values = self._execute(plan, feeds, options, run_metadata)
+        return _rebuild(structure, [None if ref is None else values[ref] for ref in plan.fetch_refs])
+
+    def _execute(self, plan: Plan, feeds: dict, options, run_metadata) -> dict:
         if options is not None and (options.trace or options.profile):
             observer = profile_capture.ProfiledRun if options.profile else timeline.RunTrace
             trace = observer(options, run_metadata, f"hlobridge Session (jit={self.jit}, {self.device})",
@@ -140,7 +156,7 @@ class Session:
             trace.finish(start, time.perf_counter(), plan)
         else:
             values = plan.execute(feeds, self._env)
-        return _rebuild(structure, [None if ref is None else values[ref] for ref in plan.fetch_refs])
+        return values
 
     def clustering(self, fetches, feed_dict: dict | None = None) -> Clustering:
         """How the plan for these fetches and feeds is clustered (runs nothing)."""
