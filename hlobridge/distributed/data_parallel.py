@@ -3,7 +3,7 @@ data_parallel=True)` on every rank, each rank feeding its shard of the batch.
 
 The graph is rewritten once, when the Session is made:
 - the gradient input of every optimizer op (`ApplyGradientDescent`'s `delta`, the `grad` of
-  `ResourceApplyAdam`, `ApplyMomentum` and every other `[Resource]Apply*` of ops/state.py's
+  `ResourceApplyAdam`, `ApplyMomentum` and every other `[Resource]Apply*` of ops/control/state.py's
   OPTIMIZERS table) is routed through a `_HlobridgeAllReduce` node (ops/collective/allreduce.py)
   that averages it over the ranks. Gradients are grouped in buckets (one dtype, at most
   `bucket_bytes`, in backward-pass order: the last layer's first), one all-reduce per bucket.
@@ -37,7 +37,7 @@ from ..frontend.proto import schema
 from ..ops.collective.allreduce import OP as ALLREDUCE
 from ..ops.kinds import COLLECTIVES
 from ..ops.signatures import signatures
-from ..ops.state import OPTIMIZERS, RESOURCE_ONLY, VariableHandle
+from ..ops.control.state import OPTIMIZERS, RESOURCE_ONLY, VariableHandle
 from ..runtime.host import to_host
 from . import world as worlds
 
