@@ -68,33 +68,41 @@ class MpiWorld:
         self.broken = False  # a collective failed: the communicator cannot be finalized
 
     # -- the collectives ---------------------------------------------------------------------
-    def allreduce(self, array: np.ndarray, what: str, op: str = "sum") -> np.ndarray:
+    def allreduce(self, array: np.ndarray, what: str, op: str = "sum", timeout: float | None = None) -> np.ndarray:
         """The elementwise `op` ("sum", "max", "min", "prod") of `array` over the ranks."""
         send = np.ascontiguousarray(array)
         out = np.empty_like(send)
         mpi_op = {"sum": self.MPI.SUM, "max": self.MPI.MAX, "min": self.MPI.MIN, "prod": self.MPI.PROD}[op]
-        self._wait(lambda: self.comm.Iallreduce(send, out, mpi_op), what)
+        self._wait(lambda: self.comm.Iallreduce(send, out, mpi_op), what, timeout)
         return out
 
-    def broadcast(self, array: np.ndarray, what: str, root: int = 0) -> np.ndarray:
+    def broadcast(self, array: np.ndarray, what: str, root: int = 0, timeout: float | None = None) -> np.ndarray:
         """`array` of rank `root`, on every rank (each passes an array of the same dtype and shape)."""
         buf = np.array(array, copy=True, order="C")
-        self._wait(lambda: self.comm.Ibcast(buf, root=root), what)
+        self._wait(lambda: self.comm.Ibcast(buf, root=root), what, timeout)
         return buf
 
-    def allgather(self, array: np.ndarray, what: str) -> np.ndarray:
+    def allgather(self, array: np.ndarray, what: str, timeout: float | None = None) -> np.ndarray:
         """Every rank's `array` (same dtype and shape everywhere), stacked on a new axis 0."""
         send = np.ascontiguousarray(array)
         out = np.empty((self.size,) + send.shape, send.dtype)
-        self._wait(lambda: self.comm.Iallgather(send, out), what)
+        self._wait(lambda: self.comm.Iallgather(send, out), what, timeout)
         return out
 
-    def allgather_bytes(self, data: bytes, what: str) -> list[bytes]:
+    def alltoall(self, array: np.ndarray, what: str, timeout: float | None = None) -> np.ndarray:
+        """Chunk j of `array` (split on axis 0 into `size` equal chunks) goes to rank j; the
+        chunks received, in rank order, concatenated on axis 0."""
+        send = np.ascontiguousarray(array)
+        out = np.empty_like(send)
+        self._wait(lambda: self.comm.Ialltoall(send, out), what, timeout)
+        return out
+
+    def allgather_bytes(self, data: bytes, what: str, timeout: float | None = None) -> list[bytes]:
         """Every rank's `data` (any length): two gathers, the lengths, then the bytes padded."""
-        lengths = self.allgather(np.array([len(data)], np.int64), what)[:, 0]
+        lengths = self.allgather(np.array([len(data)], np.int64), what, timeout)[:, 0]
         buf = np.zeros(int(lengths.max()), np.uint8)
         buf[: len(data)] = np.frombuffer(data, np.uint8)
-        rows = self.allgather(buf, what)
+        rows = self.allgather(buf, what, timeout)
         return [bytes(rows[i, : lengths[i]]) for i in range(self.size)]
 
     def abort(self, code: int = 1) -> None:
@@ -113,8 +121,10 @@ class MpiWorld:
         self.comm.Abort(1)
 
     # -- deadlines -----------------------------------------------------------------------------
-    def _wait(self, start, what: str) -> None:
-        """Start a non-blocking collective and poll it until done or past the deadline."""
+    def _wait(self, start, what: str, timeout: float | None = None) -> None:
+        """Start a non-blocking collective and poll it until done or past the deadline
+        (`timeout`, else the world's)."""
+        limit = self.timeout if timeout is None else timeout
         self.issued += 1
         number = self.issued
         began = time.monotonic()
@@ -123,12 +133,12 @@ class MpiWorld:
             pause = 0.0
             while not request.Test():
                 waited = time.monotonic() - began
-                if waited > self.timeout:
+                if waited > limit:
                     self._broken()
+                    source = f"the timeout, {TIMEOUT_ENV}" if timeout is None else "the op's timeout_seconds"
                     raise CollectiveError(
-                        f"{what}: rank {self.rank} of {self.size} waited {waited:.0f} s (the timeout, "
-                        f"{TIMEOUT_ENV}) for the other ranks to join collective #{number}: a rank died, "
-                        f"hung, or runs a different step")
+                        f"{what}: rank {self.rank} of {self.size} waited {waited:.0f} s ({source}) for the other "
+                        f"ranks to join collective #{number}: a rank died, hung, or runs a different step")
                 # spin briefly (latency), then back off to 1 ms (a loaded machine needs its cores)
                 pause = min(1e-3, pause * 2 or 1e-6)
                 time.sleep(pause)

@@ -21,7 +21,7 @@ COLLECTIVES = frozenset({
     "_HlobridgeAllReduce", "CollectiveReduce", "CollectiveReduceV2", "CollectiveReduceV3",
     "CollectiveGather", "CollectiveGatherV2", "CollectiveBcastSend", "CollectiveBcastSendV2",
     "CollectiveBcastRecv", "CollectiveBcastRecvV2", "CollectiveReduceScatterV2", "CollectiveAllToAllV2",
-    "CollectiveAllToAllV3", "CollectiveAssignGroupV2", "NcclAllReduce", "NcclReduce", "NcclBroadcast"})
+    "CollectiveAllToAllV3", "NcclAllReduce", "NcclReduce", "NcclBroadcast"})
 
 
 class _Dead:
