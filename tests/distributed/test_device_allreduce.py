@@ -29,7 +29,7 @@ def test_the_bucket_is_one_flat_all_reduce_on_channel_1():
         ir.Module.parse(text).operation.verify()
 
 
-@pytest.mark.parametrize("target", ["cuda", "llvm-cpu"])
+@pytest.mark.parametrize("target", ["cuda", "llvm-cpu"], ids=["nvptx", "cpu"])  # (an id "cuda" would mark it GPU-only)
 def test_iree_compiles_it(target):
     assert compile_mlir(all_reduce_module(SHAPES, np.float32, 2), CompileOptions(target=target))
 

@@ -58,7 +58,8 @@ def test_ranks_at_different_collectives_are_an_error_naming_both(tmp_path):
 def test_timeout_seconds_is_a_clear_error_naming_the_op(tmp_path):
     launch([WORKER, str(tmp_path), "timeout"], timeout=120)  # rank 0 aborts the job after its error
     message = (tmp_path / "rank0.error").read_text()
-    assert message.startswith("node 'c' (CollectiveReduceV2, group_key 7, instance_key 1): matching the ranks: rank 0 of 2"), message
+    assert message.startswith("node 'c' (CollectiveReduceV2, group_key 7, instance_key 1): "
+                              "matching the ranks: rank 0 of 2"), message
     assert "waited 2 s (the op's timeout_seconds)" in message, message
     assert float((tmp_path / "rank0.seconds").read_text()) < 10
 

@@ -61,8 +61,9 @@ class Call:
         for rank, entry in enumerate(everyone):
             theirs, _, node = entry.split("|")
             if theirs != mine:
-                raise worlds.CollectiveError(f"{self.what}: rank {rank} is at node '{node}' ({theirs}) where "
-                                             f"rank {self.world.rank} is at {mine}: the ranks run different collectives")
+                raise worlds.CollectiveError(
+                    f"{self.what}: rank {rank} is at node '{node}' ({theirs}) where rank {self.world.rank} "
+                    f"is at {mine}: the ranks run different collectives")
         return [e.split("|")[1] for e in everyone]
 
     def finish(self, reduced: np.ndarray) -> np.ndarray:
