@@ -58,6 +58,8 @@ class MpiWorld:
     def __init__(self, comm=None, timeout: float | None = None):
         from mpi4py import MPI  # the optional extra: hlobridge[distributed]
 
+        if not MPI.Is_initialized():  # the script set mpi4py.rc.initialize = False
+            MPI.Init_thread()
         self.MPI = MPI
         self.comm = comm if comm is not None else MPI.COMM_WORLD
         self.comm.Set_errhandler(MPI.ERRORS_RETURN)  # a dead peer: an exception, not an abort
