@@ -104,3 +104,18 @@ def test_agreeing_ranks_run_and_differing_ones_are_refused():
     with pytest.raises(CollectiveError, match=r"collective #1 is 'a _HlobridgeAllReduce \(float32\[3\]\)' "
                                               r"on rank 0 but 'a _HlobridgeAllReduce \(float32\[4\]\)' on rank 1"):
         dp.DataParallel(world, None).agree(["a _HlobridgeAllReduce (float32[3])"])
+
+
+@pytest.mark.parametrize("name", ["stateful_mix", "adam_ref"])
+def test_one_rank_trains_ref_variable_optimizers_along_tensorflow(name):
+    """ApplyMomentum/ApplyAdam on ref variables (VariableV2), with AssignAdd in the train op: a
+    world of one rank (mpi4py's singleton) runs the rewritten graph along TF's trajectory."""
+    pytest.importorskip("mpi4py")
+    import hlobridge.distributed as dist
+    from tests.conftest import TESTS
+    from tests.corpus import Case, judge_training, run_training
+    dist.init()
+    case = Case.load(TESTS / "graphs" / name)
+    session = hlobridge.Session(case.graph_path, jit="off", cache_dir=False, data_parallel=True)
+    assert any(n.op == OP for n in session.graph.nodes.values())
+    judge_training(case, run_training(case, session))
