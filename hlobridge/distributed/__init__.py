@@ -22,10 +22,11 @@ __all__ = ["init", "rank", "size", "local_rank", "comm", "device", "is_initializ
            "CollectiveError", "collective_timeout"]
 
 
-def init(timeout: float | None = None, *, gpu: bool = True) -> tuple[int, int]:
+def init(timeout: float | None = None, *, gpu: bool = True, iree_channels: bool = False) -> tuple[int, int]:
     """Start MPI (once per process) and return (rank, size). `timeout`: seconds a collective
     waits for the other ranks (default HLOBRIDGE_COLLECTIVE_TIMEOUT or 300). `gpu=False`
-    leaves CUDA_VISIBLE_DEVICES alone."""
+    leaves CUDA_VISIBLE_DEVICES alone. `iree_channels=True` keeps the launcher visible to IREE,
+    for collectives inside compiled code on cuda (docs/distributed.md, "GPUs"; untested)."""
     if _world.is_initialized():
         w = _world.current()
         return w.rank, w.size
@@ -35,7 +36,7 @@ def init(timeout: float | None = None, *, gpu: bool = True) -> tuple[int, int]:
         raise HlobridgeError("hlobridge.distributed needs mpi4py and an MPI: "
                              "pip install 'hlobridge[distributed]'") from None
     world = _world.MpiWorld(timeout=timeout)
-    iree_env.hide_launcher_from_iree()  # before any IREE device exists
+    iree_env.prepare(iree_channels)  # before any IREE device exists
     if gpu:
         iree_env.pin_gpu(world.local_rank)
     _world.set_current(world)

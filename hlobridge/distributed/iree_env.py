@@ -98,6 +98,16 @@ def libmpi_link_dir(prefix_lib: Path, cache: Path | None = None) -> Path:
     return folder
 
 
+def prepare(iree_channels: bool, environ=os.environ) -> None:
+    """What init() does for IREE: hide the launcher (the default, every CPU and host-reduced
+    run), or, for collectives inside compiled code (`iree_channels=True`, the GPU design in
+    device_allreduce.py), keep it and check that IREE's provider can load libmpi.so."""
+    if iree_channels:
+        keep_launcher_for_iree()
+    else:
+        hide_launcher_from_iree(environ)
+
+
 def keep_launcher_for_iree() -> None:
     """The GPU path's check (part 4): IREE's MPI provider will `dlopen("libmpi.so")`; an error
     saying how to launch when that cannot load."""

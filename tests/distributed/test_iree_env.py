@@ -57,3 +57,13 @@ def test_libmpi_cli_without_an_mpi_is_a_one_line_error(tmp_path):
     done = subprocess.run([sys.executable, "-m", "hlobridge.distributed.libmpi", str(tmp_path)],
                           capture_output=True, text=True)
     assert done.returncode == 1 and done.stderr.startswith("error: ") and len(done.stderr.splitlines()) == 1
+
+
+def test_init_hides_the_launcher_unless_iree_makes_the_channels(monkeypatch):
+    env = {"PMI_SIZE": "2"}
+    iree_env.prepare(False, env)
+    assert env == {}
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: (_ for _ in ()).throw(OSError(f"{name}: file too short")))
+    with pytest.raises(iree_env.HlobridgeError, match=r"IREE's NCCL channels need libmpi.so loadable "
+                                                      r"\(libmpi.so: file too short\); launch with mpiexec"):
+        iree_env.prepare(True, {"PMI_SIZE": "2"})
