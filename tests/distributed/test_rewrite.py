@@ -119,3 +119,17 @@ def test_one_rank_trains_ref_variable_optimizers_along_tensorflow(name):
     session = hlobridge.Session(case.graph_path, jit="off", cache_dir=False, data_parallel=True)
     assert any(n.op == OP for n in session.graph.nodes.values())
     judge_training(case, run_training(case, session))
+
+
+def test_named_gradients_are_averaged_for_every_reader(shared_graphs):
+    """data_parallel=[names]: for optimizers written as arithmetic (Keras 3), every reader of a
+    named gradient reads its average."""
+    graph = hlobridge.load_graph(shared_graphs / "seed_linreg_resource" / "graph.pb")
+    grad = "gradients/mul_grad/tuple/control_dependency:0"
+    new = dp.rewrite(graph, rank=0, gradients=[grad])
+    readers = [n for n in graph.nodes.values() if TensorRef.parse(grad) in n.inputs]
+    assert readers
+    for node in readers:
+        assert TensorRef("hlobridge_data_parallel/allreduce_0", 0) in new.nodes[node.name].inputs
+    assert [r for n in new.nodes.values() for r in n.inputs if r == TensorRef.parse(grad)] == \
+        [TensorRef.parse(grad)]  # only the all-reduce reads the rank's own gradient
