@@ -144,7 +144,8 @@ class MpiWorld:
                         f"ranks to join collective #{number}: a rank died, hung, or runs a different step")
                 # MPI progresses a non-blocking collective only inside Test: poll without pause
                 # for the first SPIN seconds, as a blocking MPI call spins (with a pause per poll a
-                # 1 MiB all-reduce took 15.6 ms vs 4.4 blocking, once, on a loaded VM), then every 1 ms (a rank far behind: keep the cores)
+                # 1 MiB all-reduce took 15.6 ms vs 4.4 blocking, once, on a loaded VM), then every
+                # 1 ms (a rank far behind: keep the cores)
                 if waited > SPIN:
                     pause = min(1e-3, pause * 2 or 1e-5)
                     time.sleep(pause)
