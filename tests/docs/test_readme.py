@@ -155,12 +155,15 @@ def test_marked_blocks_are_checked(kind, user_dir):
             _check_unrun(b)
 
 
-def test_front_page_stays_short_and_has_no_run_diary():
-    text = README.read_text()
-    assert len(text.splitlines()) <= 250, "the README is a front page: move detail into docs/"
-    for phrase in ("the run before", "the first run that day", "the run just before", "this stop",
-                   "last run of that day", "the previous run"):
-        assert phrase not in text.lower(), f"run-by-run narrative in the README: {phrase!r}"
+def test_front_page_stays_short_and_docs_keep_no_run_diary():
+    """A measurement is a dated table with its command; the story of the runs that led to it is
+    for commit messages."""
+    assert len(README.read_text().splitlines()) <= 250, "the README is a front page: move detail into docs/"
+    for page in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+        text = page.read_text().lower()
+        for phrase in ("the run before", "the first run that day", "the run just before", "this stop",
+                       "last run of that day", "the previous run"):
+            assert phrase not in text, f"run-by-run narrative in {page.name}: {phrase!r}"
 
 
 def test_coverage_count_is_the_registrys():
