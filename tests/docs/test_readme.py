@@ -139,7 +139,7 @@ def _check_unrun(block) -> None:
         for s in scripts:
             assert (ROOT / s).is_file(), f"{block.where(README)} names {s}, which is not in the repository"
         for flag in (w.split("=")[0] for w in words if w.startswith("--")):
-            assert any(flag in (ROOT / s).read_text() for s in scripts), \
+            assert any(re.search(rf"{re.escape(flag)}(?![\w-])", (ROOT / s).read_text()) for s in scripts), \
                 f"{block.where(README)}: {flag} is not an option of {scripts}"
 
 
