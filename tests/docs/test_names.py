@@ -1,6 +1,7 @@
-"""The docs name only options that exist: every `--flag` on a line that runs one of hlobridge's
+"""The docs name only what exists: every `--flag` on a line that runs one of hlobridge's
 commands (in a code block or inline code of README.md and docs/*.md) is in that command's
-`--help`, and every flag given in an `HLOBRIDGE_FLAGS` value is one hlobridge.flags parses."""
+`--help`, every flag given in an `HLOBRIDGE_FLAGS` value is one hlobridge.flags parses, and every
+`hlobridge.X` of their Python blocks resolves."""
 
 from __future__ import annotations
 
@@ -57,3 +58,32 @@ def test_documented_hlobridge_flags_exist():
             mentioned |= set(FLAG.findall(value))
     assert {"--dump-to", "--no-compile-ahead"} <= mentioned
     assert not mentioned - known, f"not HLOBRIDGE_FLAGS options: {sorted(mentioned - known)}"
+
+
+def test_python_names_in_docs_exist():
+    """Every `hlobridge.X.Y` and `from hlobridge.X import Y` in the Python blocks of the docs
+    resolves, so an API renamed in the code cannot stay documented under its old name."""
+    import importlib
+    from tests.docs.markdown import code_blocks
+    refs = set()
+    for page in PAGES:
+        for block in code_blocks(page.read_text()):
+            if block.lang == "python" or "import hlobridge" in block.text:
+                refs |= {(page.name, r) for r in re.findall(r"\bhlobridge(?:\.[A-Za-z_]\w*)+", block.text)}
+                refs |= {(page.name, f"{mod}.{name.strip()}") for mod, names in
+                         re.findall(r"from (hlobridge[\w.]*) import ([\w, ]+)", block.text) for name in names.split(",")}
+    assert len(refs) > 10
+    missing = []
+    for page, ref in sorted(refs):
+        parts = ref.split(".")
+        obj = importlib.import_module(parts[0])
+        for i, part in enumerate(parts[1:], 1):
+            if not hasattr(obj, part):
+                try:
+                    obj = importlib.import_module(".".join(parts[:i + 1]))
+                    continue
+                except ImportError:
+                    missing.append(f"{page}: {ref}")
+                    break
+            obj = getattr(obj, part)
+    assert not missing, "documented names that do not exist:\n  " + "\n  ".join(missing)
