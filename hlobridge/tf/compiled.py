@@ -1,0 +1,110 @@
+"""hlobridge's half of hlobridge.tf: the callable that runs a traced function in a Session.
+
+`function(fn, input_signature)` traces once (trace.py) and makes one Session for the frozen
+graph; the Session compiles its clusters per input shape on first use, so the signature's
+unknown dims (a batch of None) cost one compile per shape met, as every Session does. Without a
+signature each call's exact specs are the signature, and a new one traces again, as
+`tf.function` does. Arguments are NumPy arrays, tf tensors or anything the Session takes as a
+feed (runtime/feeds.py: cast to the signature's dtype where NumPy's same_kind rule allows);
+results are NumPy arrays in the structure `fn` returns.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from ..errors import UnsupportedOpsError
+from ..frontend.functions import CALL_OPS
+from ..frontend.load import graph_from_graphdef
+from ..ops import registry
+from ..runtime.session import Session
+from .trace import Traced, all_nodes, flat_spec, leaves_of, pack, trace
+
+
+class CompiledFunction:
+    """`fn` compiled by hlobridge; call it as you would call `fn`. `session_options` go to
+    each Session (jit, device, cache_dir, ...: runtime/session.py)."""
+
+    def __init__(self, fn, input_signature=None, name: str | None = None, **session_options):
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", type(fn).__name__)
+        self.input_signature = None if input_signature is None else list(input_signature)
+        self.session_options = session_options
+        self.traces: dict = {}  # signature key -> (Traced, Session)
+        if self.input_signature is not None:
+            self._traced(self.input_signature)  # trace now: a bad function fails where it is defined
+
+    def __call__(self, *args):
+        signature = self.input_signature or [tf.nest.map_structure(flat_spec, a) for a in args]
+        leaves = leaves_of(args, signature, self.name)
+        traced, session = self._traced(signature)
+        feeds = {name: _host(v) for name, v in zip(traced.inputs, leaves)}
+        return pack(traced.structure, session.run(list(traced.outputs), feeds))
+
+    def retrace(self) -> None:
+        """Forget every traced signature, so the next call freezes the variables' current
+        values (after training in TensorFlow, say)."""
+        self.traces.clear()
+        if self.input_signature is not None:
+            self._traced(self.input_signature)
+
+    def _traced(self, signature: list) -> tuple[Traced, Session]:
+        key = (repr(tf.nest.map_structure(lambda _: 0, signature)), tuple(tf.nest.flatten(signature)))
+        found = self.traces.get(key)
+        if found is None:
+            traced = trace(self.fn, signature, self.name)
+            unknown = unknown_ops(traced.graph_def)
+            if unknown:
+                raise UnsupportedOpsError(unknown, "run")
+            graph = graph_from_graphdef(traced.graph_def, f"hlobridge.tf.function({self.name})")
+            found = self.traces[key] = (traced, Session(graph, **self.session_options))
+        return found
+
+    def __repr__(self) -> str:
+        return f"<hlobridge.tf.function {self.name}: {len(self.traces)} traced signature(s)>"
+
+
+def function(fn=None, input_signature=None, **session_options):
+    """`fn` traced by TensorFlow and run by hlobridge; as a decorator too:
+    `@hlobridge.tf.function(input_signature=[...])`."""
+    if fn is None:
+        return lambda f: CompiledFunction(f, input_signature, **session_options)
+    return CompiledFunction(fn, input_signature, **session_options)
+
+
+def from_keras(model, input_signature=None, **session_options) -> CompiledFunction:
+    """The forward pass of a Keras model in inference mode (`model(x, training=False)`), taking
+    what the model takes (one array, or the list or dict of its inputs). The signature is the
+    model's inputs (batch dims unknown) when it has them; a subclassed model that was never
+    built is traced per call's specs instead, or takes `input_signature=[spec]`."""
+    if input_signature is None:
+        structure = _keras_inputs(model)
+        if structure is not None:
+            input_signature = [tf.nest.map_structure(lambda k: tf.TensorSpec(k.shape, k.dtype), structure)]
+
+    def forward(inputs):
+        return model(inputs, training=False)
+
+    return CompiledFunction(forward, input_signature, name=getattr(model, "name", "keras_model"), **session_options)
+
+
+def _keras_inputs(model):
+    """The model's symbolic inputs (Keras 3 `model.input`: one tensor, a list or a dict), or
+    None for a model with none yet."""
+    try:
+        return model.input
+    except (AttributeError, ValueError):
+        return None
+
+
+def unknown_ops(graph_def) -> list[tuple[str, str]]:
+    """(node, op) for every node of the graph and its function bodies whose op hlobridge has no
+    registry entry for (calls of library functions are inlined, not ops)."""
+    functions = {f.signature.name for f in graph_def.library.function}
+    return [(name, op) for name, op in all_nodes(graph_def)
+            if op not in functions and op not in CALL_OPS and registry.lookup(op) is None]
+
+
+def _host(value):
+    """A tf tensor as NumPy; anything else as the Session takes feeds."""
+    return value.numpy() if isinstance(value, (tf.Tensor, tf.Variable)) else value
