@@ -89,12 +89,20 @@ def from_keras(model, input_signature=None, **session_options) -> CompiledFuncti
 
 
 def _keras_inputs(model):
-    """The model's symbolic inputs (Keras 3 `model.input`: one tensor, a list or a dict), or
-    None for a model with none yet."""
+    """The model's symbolic inputs as it takes them (one tensor, a list or a dict), or None for
+    a model with none yet. A functional model has `model.input`; a Sequential one only
+    `model.inputs` (a list, of one)."""
     try:
         return model.input
     except (AttributeError, ValueError):
+        pass
+    try:
+        inputs = model.inputs
+    except (AttributeError, ValueError):
         return None
+    if not inputs:
+        return None
+    return inputs[0] if len(inputs) == 1 else list(inputs)
 
 
 def unknown_ops(graph_def) -> list[tuple[str, str]]:

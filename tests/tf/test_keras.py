@@ -1,0 +1,71 @@
+"""hlobridge.tf.from_keras against Keras's own forward pass (training=False): an MLP, a small
+CNN with batch normalization, an LSTM, and a model of two inputs; each on two batch sizes."""
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+import hlobridge.tf as htf  # noqa: E402
+
+from .conftest import TOL, compiled_clusters  # noqa: E402
+
+
+def _data(seed: int, *shape):
+    return np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+
+
+def _check(model, make_input, batches=(4, 1)):
+    """from_keras(model) matches model(x, training=False) on each batch size, with one trace
+    (the model's inputs have an unknown batch) and clusters compiled by IREE."""
+    f = htf.from_keras(model)
+    for batch in batches:
+        x = make_input(batch)
+        got, want = f(x), model(x, training=False)
+        for g, w in zip(tf.nest.flatten(got), tf.nest.flatten(want)):
+            assert isinstance(g, np.ndarray) and g.shape == tuple(w.shape)
+            np.testing.assert_allclose(g, np.asarray(w), **TOL)
+    assert len(f.traces) == 1
+    assert compiled_clusters(f) >= len(batches)
+    return f
+
+
+def test_mlp():
+    keras.utils.set_random_seed(1)
+    model = keras.Sequential([keras.Input((12,)), keras.layers.Dense(32, activation="gelu"),
+                              keras.layers.Dropout(0.5),  # inference: the identity
+                              keras.layers.Dense(16, activation="relu"), keras.layers.Dense(5, activation="softmax")])
+    _check(model, lambda b: _data(b, b, 12))
+
+
+def test_small_cnn():
+    keras.utils.set_random_seed(2)
+    L = keras.layers
+    model = keras.Sequential([keras.Input((16, 16, 3)), L.Conv2D(8, 3, padding="same"), L.BatchNormalization(),
+                              L.ReLU(), L.MaxPooling2D(), L.Conv2D(16, 3, strides=2, activation="relu"),
+                              L.GlobalAveragePooling2D(), L.Dense(10)])
+    bn = model.layers[1]  # moving statistics that are not the identity's
+    bn.moving_mean.assign(_data(3, 8) * 0.1)
+    bn.moving_variance.assign(np.abs(_data(4, 8)) + 0.5)
+    _check(model, lambda b: _data(b, b, 16, 16, 3))
+
+
+def test_lstm():
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([keras.Input((None, 6)), keras.layers.LSTM(8, return_sequences=True),
+                              keras.layers.LSTM(4), keras.layers.Dense(3)])
+    f = _check(model, lambda b: _data(b, b, 5, 6))
+    x = _data(9, 2, 7, 6)  # another sequence length: the same trace, a new plan
+    np.testing.assert_allclose(f(x), model(x, training=False).numpy(), **TOL)
+    assert len(f.traces) == 1
+
+
+def test_two_inputs_two_outputs():
+    keras.utils.set_random_seed(4)
+    a, b = keras.Input((4,), name="a"), keras.Input((6,), name="b")
+    h = keras.layers.Concatenate()([keras.layers.Dense(8, activation="tanh")(a), b])
+    model = keras.Model([a, b], [keras.layers.Dense(2)(h), keras.layers.Dense(3, activation="sigmoid")(h)])
+    f = _check(model, lambda n: [_data(n, n, 4), _data(n + 10, n, 6)])
+    got = f([_data(0, 2, 4), _data(1, 2, 6)])
+    assert isinstance(got, list) and [g.shape for g in got] == [(2, 2), (2, 3)]
