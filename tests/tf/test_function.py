@@ -50,15 +50,17 @@ def test_an_mlp_matches_tensorflow_on_two_batch_sizes_with_one_trace():
 def test_nested_results_keep_their_structure_and_tf_tensors_are_taken():
     def fn(x, pair):
         a, b = pair
-        return {"sum": x + a, "parts": (x * b, tf.reduce_sum(x, axis=1)), "count": tf.size(x)}
+        return {"sum": x + a, "parts": (x * b, tf.reduce_sum(x, axis=1)), "count": tf.size(x), "three": 3}
 
     spec = tf.TensorSpec([2, 3], tf.float32)
     f = htf.function(fn, input_signature=[spec, (spec, spec)])
     x, a, b = _normal(2, 3), _normal(2, 3), _normal(2, 3)
     got = f(tf.constant(x), (a, tf.constant(b)))
     want = fn(tf.constant(x), (tf.constant(a), tf.constant(b)))
-    assert sorted(got) == ["count", "parts", "sum"] and isinstance(got["parts"], tuple)
+    assert sorted(got) == ["count", "parts", "sum", "three"] and isinstance(got["parts"], tuple)
+    assert got["three"].shape == () and got["three"] == 3  # TensorFlow made it a tensor
     for g, w in zip(tf.nest.flatten(got), tf.nest.flatten(want)):
+        w = tf.convert_to_tensor(w)
         assert isinstance(g, np.ndarray) and g.dtype == w.dtype.as_numpy_dtype
         np.testing.assert_allclose(g, w.numpy(), **TOL)
 
