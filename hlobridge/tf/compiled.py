@@ -7,6 +7,10 @@ signature each call's exact specs are the signature, and a new one traces again,
 `tf.function` does. Arguments are NumPy arrays, tf tensors or anything the Session takes as a
 feed (runtime/feeds.py: cast to the signature's dtype where NumPy's same_kind rule allows);
 results are NumPy arrays in the structure `fn` returns.
+
+A function that writes variables (variables.py) has them loaded from TensorFlow into its
+Session on its first call, and again whenever the call before ran another signature's Session;
+in between, the Session's values are the truth and each call writes back what it changed.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from ..frontend.load import graph_from_graphdef
 from ..ops import registry
 from ..runtime.session import Session
 from .trace import Traced, all_nodes, flat_spec, leaves_of, pack, trace
+from .variables import load, write_back, written_since
 
 
 class CompiledFunction:
@@ -31,6 +36,7 @@ class CompiledFunction:
         self.input_signature = None if input_signature is None else list(input_signature)
         self.session_options = session_options
         self.traces: dict = {}  # signature key -> (Traced, Session)
+        self._last = None  # the Session of the latest call
         if self.input_signature is not None:
             self._traced(self.input_signature)  # trace now: a bad function fails where it is defined
 
@@ -38,13 +44,21 @@ class CompiledFunction:
         signature = self.input_signature or [tf.nest.map_structure(flat_spec, a) for a in args]
         leaves = leaves_of(args, signature, self.name)
         traced, session = self._traced(signature)
+        if traced.variables and self._last is not session:  # another signature's Session wrote last
+            load(session.variables, traced.variables)
+        self._last = session
         feeds = {name: _host(v) for name, v in zip(traced.inputs, leaves)}
-        return pack(traced.structure, session.run(list(traced.outputs), feeds))
+        before = dict(session.variables.values)
+        values = session.run(list(traced.outputs) + traced.targets, feeds)
+        if traced.variables:  # a function that writes variables: TensorFlow's see the writes
+            write_back(session.variables, traced.variables, written_since(session.variables, before))
+        return pack(traced.structure, values[:len(traced.outputs)])
 
     def retrace(self) -> None:
-        """Forget every traced signature, so the next call freezes the variables' current
-        values (after training in TensorFlow, say)."""
+        """Forget every traced signature, so the next call takes the variables' current values
+        from TensorFlow (after training there, say)."""
         self.traces.clear()
+        self._last = None
         if self.input_signature is not None:
             self._traced(self.input_signature)
 
@@ -57,7 +71,8 @@ class CompiledFunction:
             if unknown:
                 raise UnsupportedOpsError(unknown, "run")
             graph = graph_from_graphdef(traced.graph_def, f"hlobridge.tf.function({self.name})")
-            found = self.traces[key] = (traced, Session(graph, **self.session_options))
+            session = Session(graph, **self.session_options)
+            found = self.traces[key] = (traced, session)
         return found
 
     def __repr__(self) -> str:

@@ -1,19 +1,20 @@
-"""TensorFlow's half of hlobridge.tf: a Python function and an input signature -> a frozen
-GraphDef, with the feed and fetch names that connect it to the function's arguments and results.
+"""TensorFlow's half of hlobridge.tf: a Python function and an input signature -> a GraphDef,
+with the feed and fetch names that connect it to the function's arguments and results.
 
 TensorFlow traces the function (`tf.function(fn, input_signature).get_concrete_function()`),
 which gives a FuncGraph whose calls into Keras layers, `tf.while_loop` bodies and the like are
-in its function library. Its variables are then frozen into constants with TensorFlow's own
-`convert_variables_to_constants_v2` (the path `tools/conformance_cases` and the Keras layer
-sweep already take, so the graphs are the ones the suite tests). Why freeze rather than hand
-hlobridge the variables:
-- the function is read-only, as `from_keras`'s inference pass is: constants give the clusters
-  fixed weights, which hlobridge folds (a transposed kernel is transposed once, at compile
-  time), and the graph has no resource handles left to thread through While bodies;
-- its values are those of the variables when the signature is traced; a function that writes a
-  variable (a training step, a counter) is refused with the nodes that write, since writes to a
-  frozen copy would be lost silently. `CompiledFunction.retrace()` re-freezes after the weights
-  change in TensorFlow.
+in its function library. A function that only reads its variables (inference, `from_keras`)
+has them frozen into constants by TensorFlow's own `convert_variables_to_constants_v2` (the
+path `tools/conformance_cases` and the Keras layer sweep take, so the graphs are the ones the
+suite tests), keeping functional While/If (`lower_control_flow=False`), which hlobridge compiles
+as they are. Why freeze a read-only function rather than hand hlobridge its variables: the
+clusters get fixed weights, which hlobridge folds (a transposed kernel is transposed once, at
+compile time), and no resource handle is threaded into loop bodies (a Keras LSTM passes its
+kernels into its While). The values are those when the signature is traced;
+`CompiledFunction.retrace()` re-freezes after the weights change in TensorFlow.
+
+A function that writes a variable (a training step) cannot be frozen: its variables stay
+variables, held by the Session and written back to TensorFlow after each call (variables.py).
 """
 
 from __future__ import annotations
@@ -25,10 +26,8 @@ from tensorflow.python.framework.convert_to_constants import convert_variables_t
 
 from ..errors import HlobridgeError
 from ..frontend.proto import schema
+from .variables import WRITE_PREFIXES, live_graph
 
-# Ops that change a variable: a frozen copy cannot take the write (see the module docstring).
-_WRITE_PREFIXES = ("Assign", "ResourceApply", "ResourceSparseApply", "ResourceScatter",
-                   "ResourceStridedSliceAssign")
 
 
 @dataclass
@@ -42,44 +41,47 @@ class Traced:
     outputs: list[str]
     structure: object
     specs: list  # the flat input signature, tf.TensorSpec each
+    variables: dict  # shared name -> tf.Variable, for a function that writes variables (else empty)
+    targets: list  # ops run for their effect (the function's variable writes), fetched beside `outputs`
 
 
 def trace(fn, signature: list, name: str) -> Traced:
     """Trace `fn` on `signature` (a list of tf.TensorSpec structures, one per positional
-    argument) and freeze it."""
+    argument); freeze it, or keep its variables when it writes some (variables.py)."""
     concrete = tf.function(fn, input_signature=signature, autograph=True).get_concrete_function()
-    _refuse_writes(concrete, name)
-    try:
-        frozen = convert_variables_to_constants_v2(concrete, lower_control_flow=False)
-    except ValueError as e:  # TensorFlow's own words, on one line
-        raise HlobridgeError(f"{name}: TensorFlow cannot freeze the traced function: "
-                             f"{str(e).splitlines()[0]}") from None
     specs = [s for s in tf.nest.flatten(concrete.structured_input_signature) if isinstance(s, tf.TensorSpec)]
-    if len(frozen.inputs) != len(specs):
-        extra = [t.name for t in frozen.inputs[len(specs):]]
-        raise HlobridgeError(f"{name}: the frozen graph still takes {', '.join(extra)} beside the "
-                             f"function's {len(specs)} argument(s) (a captured resource that is not a variable?)")
     structure = concrete.structured_outputs
     leaves = tf.nest.flatten(structure)
     composite = [type(v).__name__ for v in leaves if isinstance(v, tf.__internal__.CompositeTensor)]
     if composite:
         raise HlobridgeError(f"{name} returns {', '.join(sorted(set(composite)))}: hlobridge.tf returns "
                              f"NumPy arrays, return the dense tensor or the components instead")
-    if sum(isinstance(v, tf.Tensor) for v in leaves) != len(frozen.outputs):
-        raise HlobridgeError(f"{name}: {len(frozen.outputs)} graph output(s) for "
+    if any(op.startswith(WRITE_PREFIXES) for _, op in all_nodes(concrete.graph.as_graph_def())):
+        graph_def, variables = live_graph(concrete, name)
+        inputs, outputs = [t.name for t in concrete.inputs[:len(specs)]], [t.name for t in concrete.outputs]
+        targets = [op.name for op in concrete.graph.control_outputs]
+    else:
+        graph_def, inputs, outputs = _frozen(concrete, len(specs), name)
+        variables, targets = {}, []
+    if sum(isinstance(v, tf.Tensor) for v in leaves) != len(outputs):
+        raise HlobridgeError(f"{name}: {len(outputs)} graph output(s) for "
                              f"{sum(isinstance(v, tf.Tensor) for v in leaves)} tensor(s) in the result")
-    graph_def = schema.GraphDef.FromString(frozen.graph.as_graph_def().SerializeToString())
-    return Traced(graph_def, [t.name for t in frozen.inputs], [t.name for t in frozen.outputs], structure, specs)
+    return Traced(schema.GraphDef.FromString(graph_def.SerializeToString()), inputs, outputs, structure, specs,
+                  variables, targets)
 
 
-def _refuse_writes(concrete, name: str) -> None:
-    """A one-line error naming the nodes (in the graph or its functions) that write variables."""
-    writes = [f"{name} ({op})" for name, op in all_nodes(concrete.graph.as_graph_def())
-              if op.startswith(_WRITE_PREFIXES)]
-    if writes:
-        shown = ", ".join(writes[:4]) + (f", ... ({len(writes) - 4} more)" if len(writes) > 4 else "")
-        raise HlobridgeError(f"{name} writes variables ({shown}); hlobridge.tf freezes variables "
-                             f"into constants, so it compiles functions that only read them")
+def _frozen(concrete, n_args: int, name: str):
+    """(TensorFlow GraphDef, input names, output names) with every variable a constant."""
+    try:
+        frozen = convert_variables_to_constants_v2(concrete, lower_control_flow=False)
+    except ValueError as e:  # TensorFlow's own words, on one line
+        raise HlobridgeError(f"{name}: TensorFlow cannot freeze the traced function: "
+                             f"{str(e).splitlines()[0]}") from None
+    if len(frozen.inputs) != n_args:
+        extra = [t.name for t in frozen.inputs[n_args:]]
+        raise HlobridgeError(f"{name}: the frozen graph still takes {', '.join(extra)} beside the "
+                             f"function's {n_args} argument(s) (a captured resource that is not a variable?)")
+    return frozen.graph.as_graph_def(), [t.name for t in frozen.inputs], [t.name for t in frozen.outputs]
 
 
 def all_nodes(graph_def) -> list[tuple[str, str]]:

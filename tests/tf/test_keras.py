@@ -69,3 +69,36 @@ def test_two_inputs_two_outputs():
     f = _check(model, lambda n: [_data(n, n, 4), _data(n + 10, n, 6)])
     got = f([_data(0, 2, 4), _data(1, 2, 6)])
     assert isinstance(got, list) and [g.shape for g in got] == [(2, 2), (2, 3)]
+
+
+def test_training_steps_match_tensorflows_and_train_the_keras_model():
+    keras.utils.set_random_seed(5)
+
+    def make():
+        return keras.Sequential([keras.Input((6,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(1)])
+
+    ours, theirs = make(), make()
+    theirs.set_weights(ours.get_weights())
+    optimizers = {}
+
+    def step_of(model):
+        opt = optimizers[id(model)] = keras.optimizers.Adam(0.01)
+        opt.build(model.trainable_variables)  # its slots exist before tracing
+
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((model(x, training=True) - y) ** 2)
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            return loss
+        return step
+
+    spec = [tf.TensorSpec([None, 6], tf.float32), tf.TensorSpec([None, 1], tf.float32)]
+    ours_step = htf.function(step_of(ours), input_signature=spec)
+    theirs_step = tf.function(step_of(theirs), input_signature=spec)
+    for i, batch in enumerate([8, 8, 5, 8]):
+        x = _data(20 + i, batch, 6)
+        y = x.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(ours_step(x, y), theirs_step(x, y).numpy(), **TOL)
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):  # written back into the Keras model
+        np.testing.assert_allclose(a, b, **TOL)
+    assert int(optimizers[id(ours)].iterations.numpy()) == 4
