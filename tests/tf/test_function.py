@@ -47,6 +47,15 @@ def test_an_mlp_matches_tensorflow_on_two_batch_sizes_with_one_trace():
     assert compiled_clusters(f) == 2  # the Session compiled the cluster once per batch size
 
 
+def test_session_options_reach_the_session():
+    mlp = Mlp()
+    f = htf.function(mlp, input_signature=[tf.TensorSpec([None, 8], tf.float32)], jit="off")
+    x = _normal(2, 8)
+    np.testing.assert_allclose(f(x), mlp(x).numpy(), **TOL)
+    (_, session), = f.traces.values()
+    assert session.jit == "off" and compiled_clusters(f) == 0  # reference kernels only
+
+
 def test_nested_results_keep_their_structure_and_tf_tensors_are_taken():
     def fn(x, pair):
         a, b = pair

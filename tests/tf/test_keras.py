@@ -71,6 +71,16 @@ def test_two_inputs_two_outputs():
     assert isinstance(got, list) and [g.shape for g in got] == [(2, 2), (2, 3)]
 
 
+def test_inputs_and_outputs_by_name():
+    keras.utils.set_random_seed(6)
+    a, b = keras.Input((3,), name="a"), keras.Input((2,), name="b")
+    h = keras.layers.Dense(4, activation="tanh")(keras.layers.Concatenate()([a, b]))
+    model = keras.Model({"a": a, "b": b}, {"y": keras.layers.Dense(2)(h)})
+    got = _check(model, lambda n: {"a": _data(n, n, 3), "b": _data(n + 10, n, 2)})(
+        {"a": _data(0, 2, 3), "b": _data(1, 2, 2)})
+    assert list(got) == ["y"] and got["y"].shape == (2, 2)
+
+
 def test_training_steps_match_tensorflows_and_train_the_keras_model():
     keras.utils.set_random_seed(5)
 
