@@ -81,33 +81,57 @@ def test_inputs_and_outputs_by_name():
     assert list(got) == ["y"] and got["y"].shape == (2, 2)
 
 
-def test_training_steps_match_tensorflows_and_train_the_keras_model():
+def _train_alike(make, make_optimizer, loss_of, spec, batches):
+    """The same training steps on two copies of a model, one through hlobridge.tf: the same
+    losses, and the same weights afterwards (all of them: moving statistics too), written back
+    into the Keras model. Returns the optimizer of hlobridge's copy."""
+    ours, theirs = make(), make()
+    theirs.set_weights(ours.get_weights())
+    optimizers = []
+
+    def step_of(model):
+        opt = make_optimizer()
+        optimizers.append(opt)
+
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(loss_of(y, model(x, training=True)))
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            return loss
+        return step
+
+    ours_step = htf.function(step_of(ours), input_signature=spec)
+    theirs_step = tf.function(step_of(theirs), input_signature=spec)
+    for x, y in batches:
+        np.testing.assert_allclose(ours_step(x, y), theirs_step(x, y).numpy(), **TOL)
+    for a, b in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(a, b, **TOL)
+    assert int(optimizers[0].iterations.numpy()) == len(batches)
+
+
+def test_training_steps_of_an_mlp_with_adam():
     keras.utils.set_random_seed(5)
 
     def make():
         return keras.Sequential([keras.Input((6,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(1)])
 
-    ours, theirs = make(), make()
-    theirs.set_weights(ours.get_weights())
-    optimizers = {}
+    xs = [_data(20 + i, n, 6) for i, n in enumerate([8, 8, 5, 8])]  # a second batch size: same trace
+    _train_alike(make, lambda: keras.optimizers.Adam(0.01), lambda y, p: (p - y) ** 2,
+                 [tf.TensorSpec([None, 6], tf.float32), tf.TensorSpec([None, 1], tf.float32)],
+                 [(x, x.sum(axis=1, keepdims=True)) for x in xs])
 
-    def step_of(model):
-        opt = optimizers[id(model)] = keras.optimizers.Adam(0.01)
 
-        def step(x, y):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean((model(x, training=True) - y) ** 2)
-            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-            return loss
-        return step
+def test_training_steps_of_a_cnn_with_batch_normalization():
+    keras.utils.set_random_seed(7)
+    L = keras.layers
 
-    spec = [tf.TensorSpec([None, 6], tf.float32), tf.TensorSpec([None, 1], tf.float32)]
-    ours_step = htf.function(step_of(ours), input_signature=spec)
-    theirs_step = tf.function(step_of(theirs), input_signature=spec)
-    for i, batch in enumerate([8, 8, 5, 8]):
-        x = _data(20 + i, batch, 6)
-        y = x.sum(axis=1, keepdims=True)
-        np.testing.assert_allclose(ours_step(x, y), theirs_step(x, y).numpy(), **TOL)
-    for a, b in zip(ours.get_weights(), theirs.get_weights()):  # written back into the Keras model
-        np.testing.assert_allclose(a, b, **TOL)
-    assert int(optimizers[id(ours)].iterations.numpy()) == 4
+    def make():
+        return keras.Sequential([keras.Input((8, 8, 2)), L.Conv2D(4, 3, padding="same"), L.BatchNormalization(),
+                                 L.ReLU(), L.GlobalAveragePooling2D(), L.Dense(3)])
+
+    rng = np.random.default_rng(0)
+    batches = [(rng.normal(size=(4, 8, 8, 2)).astype(np.float32), rng.integers(0, 3, 4).astype(np.int32))
+               for _ in range(3)]
+    _train_alike(make, lambda: keras.optimizers.SGD(0.1, momentum=0.9),
+                 lambda y, p: keras.losses.sparse_categorical_crossentropy(y, p, from_logits=True),
+                 [tf.TensorSpec([None, 8, 8, 2], tf.float32), tf.TensorSpec([None], tf.int32)], batches)
