@@ -135,3 +135,16 @@ def test_training_steps_of_a_cnn_with_batch_normalization():
     _train_alike(make, lambda: keras.optimizers.SGD(0.1, momentum=0.9),
                  lambda y, p: keras.losses.sparse_categorical_crossentropy(y, p, from_logits=True),
                  [tf.TensorSpec([None, 8, 8, 2], tf.float32), tf.TensorSpec([None], tf.int32)], batches)
+
+
+def test_training_steps_of_an_lstm():
+    # the kernels are resources passed into the While, the gradient runs a second loop over TensorLists
+    keras.utils.set_random_seed(8)
+
+    def make():
+        return keras.Sequential([keras.Input((5, 3)), keras.layers.LSTM(4), keras.layers.Dense(1)])
+
+    xs = [_data(30 + i, 4, 5, 3) for i in range(3)]
+    _train_alike(make, lambda: keras.optimizers.Adam(0.01), lambda y, p: (p - y) ** 2,
+                 [tf.TensorSpec([None, 5, 3], tf.float32), tf.TensorSpec([None, 1], tf.float32)],
+                 [(x, x.sum(axis=(1, 2))[:, None]) for x in xs])
