@@ -149,6 +149,14 @@ def test_a_captured_resource_that_is_not_a_variable_is_refused():
         htf.function(look, input_signature=[tf.TensorSpec([], tf.int32)])
 
 
+def test_a_ragged_result_is_refused():
+    def split(x):
+        return tf.RaggedTensor.from_row_lengths(x, [1, 2])
+
+    with pytest.raises(HlobridgeError, match=r"^split returns RaggedTensor: hlobridge.tf returns NumPy arrays"):
+        htf.function(split, input_signature=[tf.TensorSpec([3], tf.float32)])
+
+
 def test_unsupported_ops_are_hlobridges_error_naming_the_nodes():
     def histogram(x):
         return tf.histogram_fixed_width(x, [0.0, 1.0], nbins=4, name="hist")
