@@ -1,0 +1,31 @@
+"""`hlobridge.runtime.load`: a compiled module, whichever backend wrote it.
+
+An IREE module (`.vmfb`, a FlatBuffer) loads on IREE's runtime (module.py); a StableHLO
+portable artifact (`hlobridge-compile --backend xla`, MLIR bytecode: it starts with
+b"ML\\xefR") loads through PJRT and XLA (pjrt.py, the `xla` extra). Both give the same
+module interface: `m.main(...)`, `m.run({...})`, `m.input_names`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import HlobridgeError
+from .module import LoadedModule
+
+MLIR_BYTECODE = b"ML\xefR"
+
+
+def load(artifact, device: str = "cpu"):
+    """Load a compiled module (path or bytes) on `device`: "cpu", "cpu-task" or "cuda"."""
+    if isinstance(artifact, (str, os.PathLike)):
+        path = Path(artifact)
+        try:
+            artifact = path.read_bytes()
+        except OSError as e:
+            raise HlobridgeError(f"{path}: cannot read: {e.strerror}") from None
+    if bytes(artifact[:4]) == MLIR_BYTECODE:
+        from .pjrt import PjrtModule
+        return PjrtModule(bytes(artifact), device)
+    return LoadedModule(artifact, device)
