@@ -22,6 +22,7 @@ from hlobridge.passes.ir.fusion import MODES as FUSION_MODES
 
 from ..compile import driver as compiler
 from ..compile.driver import CompileOptions, Dumper
+from ..compile.backend import resolve
 from ..compile.options import BACKENDS, DATA_TILING
 from . import saved_model
 from .common import add_io_arguments, io_options, run_main
@@ -88,7 +89,8 @@ def main(argv=None) -> int:
         graph, io = saved_model.compile_target(args, io)
     dump = Dumper.from_flags(args.dump_to, args.dump_pass)
     if args.emit == "stablehlo":
-        lowered = compiler.lower_graph(graph, dump=dump, stages=options.stages(), **io)
+        lowered = compiler.lower_graph(graph, dump=dump, stages=options.stages(),
+                                       backend=resolve(options.backend, options.target), **io)
         text = lowered.text()
         if args.output == "-":
             sys.stdout.write(text)

@@ -117,7 +117,7 @@ class CompileCache:
         host = _host_cpu() if any(f.endswith("=host") for f in flags) else ""
         backend = backend_of(options)
         if backend.name != "iree":  # (IREE's keys stay as they were)
-            flags.insert(0, f"backend={backend.name} {backend.version()}")
+            flags.insert(0, f"backend={backend.name} {backend.version()} matmul={options.matmul_precision}")
         for part in [_iree_version().encode(), source_hash(), " ".join(flags).encode(), host.encode(), *parts]:
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)

@@ -25,6 +25,7 @@ from ..frontend.graph import Graph, TensorRef
 from ..frontend.load import load_graph
 from ..frontend.proto.schema import GraphDef
 from ..lowering.driver import LoweredModule, lower_to_stablehlo
+from ..ops.backend_style import lowering_for
 from ..ops.kinds import GRAPH_INPUTS
 from ..runtime.interpreter import FunctionRunner
 from ..spec import TensorSpec
@@ -111,9 +112,10 @@ def input_specs(graph: Graph, in_refs: list[TensorRef], shapes: dict | None) -> 
 
 
 def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
-                dump: Dumper | None = None, stages=pipeline.DEFAULT_STAGES) -> LoweredModule:
+                dump: Dumper | None = None, stages=pipeline.DEFAULT_STAGES, backend: str = "iree") -> LoweredModule:
     """Graph -> verified, simplified StableHLO: `stages` (passes/ir/pipeline.py) run on the
-    lowered module, each dumped to `dump` (default: HLOBRIDGE_FLAGS' --dump-to, if any)."""
+    lowered module, each dumped to `dump` (default: HLOBRIDGE_FLAGS' --dump-to, if any), the
+    op rules lowering for `backend` (ops/backend_style.py)."""
     graph = load_graph(graph)
     dump = dump if dump is not None else Dumper.from_flags()
     in_refs, out_refs = resolve_io(graph, inputs, outputs)
@@ -129,7 +131,8 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
         dump("graph", graph_text(graph), ".pbtxt")
     if dump.wants("shapes"):
         dump("shapes", format_specs(graph, specs), ".txt")
-    lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions)
+    with lowering_for(backend):
+        lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions)
     with lowered.context:
         if dump.wants("stablehlo"):
             dump("stablehlo", lowered.module.operation.get_asm())
@@ -177,7 +180,7 @@ def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
     options = replace(options, backend=backend.name)  # "auto" decided
     dump = dump if dump is not None else Dumper.from_flags(dump_dir)
     lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, dump=dump,
-                          stages=options.stages())
+                          stages=options.stages(), backend=backend.name)
     text = lowered.text()
     options = options.for_module(reads_variables=bool(lowered.resource_args))
     stats = {"fusion": options.fusion} if backend.name == "iree" else {"backend": backend.name}

@@ -58,6 +58,10 @@ class CompileOptions:
     estimate_work: bool = False
     # "iree" or "xla" (or "auto", which `compile.backend.resolve` decides before compiling)
     backend: str = "iree"
+    # f32 dots and convolutions on XLA: "highest" (exact f32, as TensorFlow computes) or "tf32"
+    # (XLA:GPU's DEFAULT precision: TF32 tensor cores on Ampere and later). IREE 3.13's CUDA
+    # target has no TF32 path, so IREE ignores it.
+    matmul_precision: str = "highest"
     # No --iree-opt-level: IREE's default (O0) measured best (2026-11-24, best of 3 runs, ms/step,
     # O0 vs O2): bert2_train 15.8 vs 72 (O2 fails to compile a dispatch and the cluster falls
     # back), cnn_train 24.6 vs 26.7, mlp_adam 0.92 vs 0.97. README "Compile options, measured".

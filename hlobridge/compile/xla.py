@@ -42,10 +42,11 @@ def target_version() -> str:
     return stablehlo.get_version_from_compatibility_requirement(requirement)
 
 
-def portable_artifact(source: str | bytes) -> bytes:
-    """StableHLO text or bytecode (IREE's MLIR) -> a portable artifact (versioned bytecode)."""
+def portable_artifact(source: str | bytes, exact_f32: bool = True) -> bytes:
+    """StableHLO text or bytecode (IREE's MLIR) -> a portable artifact (versioned bytecode);
+    `exact_f32` False leaves f32 products at DEFAULT precision (TF32 on a GPU)."""
     from jax.extend import mlir as jax_mlir
-    text = for_xla(source)
+    text = for_xla(source, exact_f32)
     try:
         return jax_mlir.serialize_portable_artifact(text, target_version())
     except Exception as e:  # noqa: BLE001  (jaxlib raises plain errors with MLIR's diagnostics)
@@ -68,9 +69,12 @@ class XlaBackend:
         return f"jaxlib {_jaxlib_version()} stablehlo {target_version()}"
 
     def compile(self, source, options: CompileOptions, dump=None, stats=None) -> bytes:
-        artifact = portable_artifact(source)
+        if options.matmul_precision not in ("highest", "tf32"):
+            raise CompileError(f"matmul_precision must be highest or tf32, got '{options.matmul_precision}'")
+        exact = options.matmul_precision == "highest"
+        artifact = portable_artifact(source, exact)
         if dump is not None and dump.wants("xla-input"):
-            dump("xla-input", for_xla(source))
+            dump("xla-input", for_xla(source, exact))
         return artifact
 
     def load(self, artifact: bytes, device: str):

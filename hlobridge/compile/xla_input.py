@@ -18,6 +18,8 @@ hlobridge's lowering writes a few things only IREE understands, and XLA rejects 
 - `iree.abi.output = N` on a variable argument (passes/ir/tie_variables.py, written in place):
   becomes `tf.aliasing_output = N`, XLA's input/output alias, so the argument's buffer is
   donated and holds the new value;
+- with `exact_f32`, f32 dots and convolutions of DEFAULT precision get HIGHEST: XLA:GPU computes
+  DEFAULT f32 in TF32 on Ampere and later, TensorFlow (and IREE) in f32;
 - `iree.reflection` (the signature and notes the runtime reads): kept as a function attribute
   under `hlobridge.reflection` (XLA ignores attributes it does not know; the portable
   artifact keeps it, so a saved module describes itself).
@@ -48,7 +50,7 @@ _CMPI = ("EQ", "NE", "LT", "LE", "GT", "GE", "LT", "LE", "GT", "GE")  # arith.cm
 _UNSIGNED_CMPI = range(6, 10)
 
 
-def for_xla(source: str | bytes) -> str:
+def for_xla(source: str | bytes, exact_f32: bool = True) -> str:
     """The module text (or bytecode) XLA can take, in generic op form (see the module docstring)."""
     plain = without_regions(source)
     source = plain if plain is not None else source
@@ -62,6 +64,8 @@ def for_xla(source: str | bytes) -> str:
                 _host_scalars_to_tensors(op)
                 _checks_to_results(op)
                 _attributes_for_xla(op)
+                if exact_f32:
+                    _exact_f32_products(op)
         try:
             module.operation.verify()
         except ir.MLIRError as e:
@@ -196,6 +200,20 @@ def _attributes_for_xla(fn: ir.Operation) -> None:
     if REFLECTION in fn.attributes:
         fn.attributes[XLA_REFLECTION] = fn.attributes[REFLECTION]
         del fn.attributes[REFLECTION]
+
+
+_MATMUL_OPS = ("stablehlo.dot_general", "stablehlo.convolution", "stablehlo.dot")
+
+
+def _exact_f32_products(fn: ir.Operation) -> None:
+    """f32 dots and convolutions whose precision is DEFAULT (or unsaid) -> HIGHEST."""
+    highest = ir.Attribute.parse("[#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]")
+    for op in _walk(fn):
+        if op.name not in _MATMUL_OPS or str(ir.RankedTensorType(op.operands[0].type).element_type) != "f32":
+            continue
+        current = str(op.attributes["precision_config"]) if "precision_config" in op.attributes else ""
+        if "HIGH" not in current:
+            op.attributes["precision_config"] = highest
 
 
 def _refuse_foreign_ops(module: ir.Module) -> None:

@@ -46,6 +46,7 @@ from ..debug.graphviz import dump_stablehlo_dot
 from ..errors import HlobridgeError, JitFallbackWarning, RecompilationWarning
 from ..frontend.graph import Graph, TensorRef
 from ..lowering.driver import lower_to_stablehlo
+from ..ops.backend_style import lowering_for
 from ..spec import TensorSpec
 from .host import to_host
 from .caller_affinity import waiting_beside_the_pool
@@ -422,9 +423,10 @@ class ClusterLaunch:
         dump = dump if dump is not None else Dumper()
         if dump.wants("shapes"):
             dump("shapes", format_specs(self.graph, specs), ".txt")
-        lowered = lower_to_stablehlo(self.graph, specs, self.tensor_inputs, self.outputs,
-                                     nodes=self.nodes, resources=self.resources, module_name=self.name,
-                                     functions=self.functions)
+        with lowering_for(self.config.options.backend):
+            lowered = lower_to_stablehlo(self.graph, specs, self.tensor_inputs, self.outputs,
+                                         nodes=self.nodes, resources=self.resources, module_name=self.name,
+                                         functions=self.functions)
         with lowered.context:
             for fn, _ in signed_functions(lowered.module):
                 note_in_reflection(fn, {VARIABLES_KEY: json.dumps({
