@@ -8,23 +8,14 @@ module interface: `m.main(...)`, `m.run({...})`, `m.input_names`.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-from ..errors import HlobridgeError
-from .module import LoadedModule
+from .module import LoadedModule, read_module
 
 MLIR_BYTECODE = b"ML\xefR"
 
 
 def load(artifact, device: str = "cpu"):
     """Load a compiled module (path or bytes) on `device`: "cpu", "cpu-task" or "cuda"."""
-    if isinstance(artifact, (str, os.PathLike)):
-        path = Path(artifact)
-        try:
-            artifact = path.read_bytes()
-        except OSError as e:
-            raise HlobridgeError(f"{path}: cannot read: {e.strerror}") from None
+    artifact = read_module(artifact)
     if bytes(artifact[:4]) == MLIR_BYTECODE:
         from .pjrt import PjrtModule
         return PjrtModule(bytes(artifact), device)

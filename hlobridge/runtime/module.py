@@ -71,6 +71,17 @@ def invoke_or_raise(invoke, args, what: str):
         raise HlobridgeError(f"{what} failed on the device: {first.strip(chr(39))}") from None
 
 
+def read_module(source) -> bytes:
+    """A compiled module's bytes: `source` itself, or the file it names (an error names it)."""
+    if not isinstance(source, (str, os.PathLike)):
+        return source
+    path = Path(source)
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise HlobridgeError(f"{path}: cannot read: {e.strerror}") from None
+
+
 class CompiledFunction:
     """One exported function with its signature; callable with numpy arrays or DeviceArrays."""
 
@@ -191,12 +202,7 @@ class LoadedModule(ModuleFunctions):
         self.device = device
         self.config = config(device)
         self.driver = DRIVERS[device]
-        if isinstance(vmfb, (str, os.PathLike)):
-            path = Path(vmfb)
-            try:
-                vmfb = path.read_bytes()
-            except OSError as e:
-                raise HlobridgeError(f"{path}: cannot read: {e.strerror}") from None
+        vmfb = read_module(vmfb)
         try:
             self.vm_module = rt.VmModule.copy_buffer(self.config.vm_instance, vmfb)
         except (RuntimeError, ValueError) as e:

@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 
@@ -32,7 +31,7 @@ from ..compile.xla_input import CHECKS_KEY, XLA_REFLECTION
 from ..errors import HlobridgeError
 from ..lowering.signature import SIGNATURE_KEY, Signature
 from .host import to_host
-from .module import CompiledFunction, ModuleFunctions
+from .module import CompiledFunction, ModuleFunctions, read_module
 
 # hlobridge device names -> the jax platform whose PJRT plugin runs them
 PLATFORMS = {"cpu": "cpu", "cpu-sync": "cpu", "cpu-task": "cpu", "local-sync": "cpu", "local-task": "cpu",
@@ -63,6 +62,20 @@ def to_device(array, device: str):
         return array
     with jax.enable_x64(True):  # 64-bit values as they are: jax would make int64 int32 by default
         return jax.device_put(np.asarray(to_host(array)), dev)
+
+
+def to_devices(arrays: list, device: str) -> list:
+    """to_device of each, the host values put in one call (jax's put costs ~100 us a call)."""
+    import jax
+    dev = pjrt_device(device)
+    host = [i for i, a in enumerate(arrays) if not (_is_jax_array(a) and a.devices() == {dev})]
+    if host:
+        with jax.enable_x64(True):
+            put = jax.device_put([np.asarray(to_host(arrays[i])) for i in host], dev)
+        arrays = list(arrays)
+        for i, value in zip(host, put):
+            arrays[i] = value
+    return arrays
 
 
 def _is_jax_array(value) -> bool:
@@ -128,7 +141,7 @@ class PjrtInvoker:
         self.checks = checks
 
     def __call__(self, *args):
-        bufs = [to_device(a, self.device) for a in args]
+        bufs = to_devices(list(args), self.device)
         try:
             results = [r[0] for r in self.executable.execute_sharded(bufs).disassemble_into_single_device_arrays()]
         except Exception as e:  # noqa: BLE001  (XLA's runtime errors)
@@ -148,11 +161,7 @@ class PjrtModule(ModuleFunctions):
     driver = DRIVER
 
     def __init__(self, artifact: bytes | os.PathLike | str, device: str = "cpu"):
-        if isinstance(artifact, (str, os.PathLike)):
-            try:
-                artifact = Path(artifact).read_bytes()
-            except OSError as e:
-                raise HlobridgeError(f"{artifact}: cannot read: {e.strerror}") from None
+        artifact = read_module(artifact)
         self.device = device
         self.artifact = artifact
         self.functions = {}
