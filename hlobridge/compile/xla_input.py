@@ -7,7 +7,7 @@ hlobridge's lowering writes a few things only IREE understands, and XLA rejects 
 - `tensor.empty` (IREE's StableHLO folders make one of an empty tensor, a zero-sized batch):
   a constant of zeros (its contents are undefined anyway);
 - host scalars: `tensor.extract` of a 0-d tensor and `arith` integer ops on the result, which
-  IREE computes on the host beside a loop's bound (the counted-loop check of control_flow.py):
+  IREE computes on the host beside a loop's bound (the counted-loop check of ops/control/flow.py):
   each becomes the same arithmetic on 0-d tensors (stablehlo.convert, add, compare, ...);
 - `cf.assert` (the loop limit, CheckNumerics, random ops' argument checks; device_checks.py):
   StableHLO has no op that fails a call, so each check becomes one more i1 result of the
