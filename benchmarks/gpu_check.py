@@ -10,6 +10,8 @@ Prepare on this machine (TensorFlow is a development tool; the GPU machine has n
     .tfvenv/bin/python tools/make_bench_models.py --resnet50-train-graph 224
     .tfvenv/bin/python tools/make_bench_models.py --bert-base-train-graph
     python benchmarks/gpu_check.py --prepare        # CPU first-step results: bench-models/*/cpu_reference.json
+    python benchmarks/gpu_check.py --precompile bench-models/iree-cuda-cache   # IREE's cuda modules
+    # there: python3 benchmarks/gpu_check.py --cache-dir bench-models/iree-cuda-cache --json-out $OUT/gpu_check.json
 
 In order, each inside what is left of `--budget-s` (default 420 s: the lease's 8 minutes less
 the start), so that the table and the JSON always come out:
@@ -147,6 +149,35 @@ def options(device: str, precision: str, extra: dict) -> CompileOptions:
     return CompileOptions(**kw)
 
 
+def precompile(args) -> int:
+    """Compile every IREE row's clusters for cuda here, into `args.precompile` (a compile cache
+    directory to carry; the GPU run reads it with --cache-dir). Each Session is strict, so where
+    the first load finds no GPU it stops instead of running the step on reference kernels; what
+    IREE compiled before that is in the cache (the cache keys by what the clusters are lowered
+    from and the flags: cuda flags name no host CPU)."""
+    from hlobridge.errors import HlobridgeError
+    for job in jobs(args.smoke, args.models_dir):
+        if job.workload is None or (args.only and job.name not in args.only):
+            continue
+        w = job.workload
+        for backend, extra in backends(args):
+            if extra.get("backend") != "iree":
+                continue
+            for precision in args.precisions if job.kind == "train" else ("f32", "bf16"):
+                t = time.perf_counter()
+                sess = Session(w.graph, device="cuda", jit="strict", cache_dir=args.precompile,
+                               compile_options=options("cuda", precision, extra))
+                for fetches, feeds in ([w.init, w.init_feeds], [w.fetches, w.feeds]) if w.init else ([w.fetches, w.feeds],):
+                    try:
+                        sess.run(fetches, feeds)
+                    except HlobridgeError:
+                        pass  # no GPU here: compiled, then refused to load (or init's random ops: strict)
+                print(f"{job.name} {backend} {precision}: {time.perf_counter() - t:.0f} s; "
+                      f"{len(list(Path(args.precompile).glob('*.vmfb')))} modules in {args.precompile}",
+                      file=sys.stderr, flush=True)
+    return 0
+
+
 def first_step(w: Workload, device: str, opts: CompileOptions, cache: str) -> tuple[Session, list, float]:
     """A new Session, its init and first step: (session, the fetched values, seconds)."""
     t = time.perf_counter()
@@ -203,7 +234,7 @@ def run_hlobridge(job: Job, backend: str, extra: dict, precision: str, ref: list
     row = {"workload": job.name, "runner": f"hlobridge {backend}", "precision": precision, "batch": job.batch}
     opts = options(args.device, precision, extra)
     with tempfile.TemporaryDirectory(prefix="gpu-check-") as cache:
-        sess, out, row["first_step_s"] = first_step(job.workload, args.device, opts, cache)
+        sess, out, row["first_step_s"] = first_step(job.workload, args.device, opts, args.cache_dir or cache)
         row["check_error"] = relative_error(out, ref)
         row["check"] = "ok" if row["check_error"] <= TOLERANCE[precision] else "MISMATCH"
         if row["check"] != "ok":
@@ -290,6 +321,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU: the script's own check")
     p.add_argument("--prepare", action="store_true", help="write the CPU first-step references, then stop")
+    p.add_argument("--precompile", default=None, metavar="DIR",
+                   help="compile the IREE rows' cuda clusters into the cache DIR here (no GPU needed), then stop")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="the compile cache the hlobridge rows use (a --precompile DIR; default: a new one per row)")
     p.add_argument("--device", default=None, help="default: cuda (cpu-task with --smoke)")
     p.add_argument("--budget-s", type=float, default=420.0)
     p.add_argument("--cuda-tests-s", type=float, default=90.0)
@@ -312,6 +347,8 @@ def main(argv=None) -> int:
         args.steps, args.repeat, args.warmup = min(args.steps, 2), min(args.repeat, 2), min(args.warmup, 1)
     if args.prepare:
         return prepare(args)
+    if args.precompile:
+        return precompile(args)
     start = time.perf_counter()
     deadline = start + args.budget_s
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": platform.node(),

@@ -43,3 +43,13 @@ def test_a_wrong_result_is_not_timed():
     assert gpu_check.relative_error([None, 1.0], [None, 1.0]) == 0
     assert gpu_check.relative_error([float("nan")], [1.0]) == float("inf")
     assert gpu_check.relative_error([1.1], [1.0]) == pytest.approx(0.1)
+
+
+def test_precompile_fills_a_cache_of_cuda_modules_without_a_gpu(tmp_path):
+    from hlobridge.runtime.module import cuda_available
+    if cuda_available():
+        pytest.skip("a GPU is here: the strict Session would run, not only compile")
+    cache = tmp_path / "cache"
+    assert gpu_check.main(["--smoke", "--precompile", str(cache), "--only", "cnn_infer_bn/batch4",
+                           "--precisions", "f32", "--variants-module", "benchmarks.no_such_module"]) == 0
+    assert len(list(cache.glob("*.vmfb"))) == 2  # the f32 and the bf16 module of the one cluster
