@@ -29,7 +29,7 @@ jax = pytest.importorskip("jax", reason="the xla extra (jax, jaxlib) is not inst
 # batch norm, gathers, attention, v2 control flow, tensor lists, compiled checks (Assert),
 # stateless random, complex FFTs, a JAX-exported module, training with optimizers.
 CONFORMANCE_SUBSET = ["activations", "binary_int", "cast", "conv2d", "conv_backprop", "fused_batch_norm",
-                      "gather_scatter_nd", "keras_attention_block", "cond_v2", "tensor_list_ops", "assert_v2",
+                      "gather_scatter_nd", "keras_attention_block", "select_where", "cond_v2", "tensor_list_ops", "assert_v2",
                       "random_stateless_fn", "complex_fft_algebra", "jax_mlp", "softmax_xent",
                       "train_optimizers", "train_conv_batchnorm"]
 
