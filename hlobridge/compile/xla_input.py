@@ -11,7 +11,9 @@ hlobridge's lowering writes a few things only IREE understands, and XLA rejects 
   each becomes the same arithmetic on 0-d tensors (stablehlo.convert, add, compare, ...);
 - `cf.assert` (the loop limit, CheckNumerics, random ops' argument checks; device_checks.py):
   StableHLO has no op that fails a call, so each check becomes one more i1 result of the
-  function, and its message goes into the reflection under `hlobridge.checks`; the PJRT
+  function (a check inside a While's body or an If/Case branch first becomes a flag that op
+  carries out: a loop ANDs it over its iterations), and its message goes into the reflection
+  under `hlobridge.checks`; the PJRT
   module reads those results after each call and raises the error IREE's failure would
   (runtime/pjrt.py). The check then happens after the call, not inside it: a loop over the
   iteration limit still runs to its end before the error;
@@ -62,6 +64,7 @@ def for_xla(source: str | bytes, exact_f32: bool = True) -> str:
             if op.name == "func.func" and op.regions[0].blocks:
                 _empty_tensors_to_constants(op)
                 _host_scalars_to_tensors(op)
+                _nested_checks_out(op)
                 _checks_to_results(op)
                 _attributes_for_xla(op)
                 if exact_f32:
@@ -148,6 +151,84 @@ def _host_scalars_to_tensors(fn: ir.Operation) -> None:
     for op in reversed(host):
         if all(len(list(r.uses)) == 0 for r in op.results):
             op.erase()
+
+
+_BRANCHING = ("stablehlo.if", "stablehlo.case")
+def _i1() -> ir.RankedTensorType:
+    return _scalar_tensor(ir.IntegerType.get_signless(1))
+
+
+def _flag(a: ir.Operation) -> ir.Value:
+    """The check's flag as a 0-d i1 tensor, made before the check."""
+    flag = a.operands[0]
+    if ir.RankedTensorType(flag.type).rank != 0:
+        with ir.InsertionPoint(a), a.location:
+            flag = _create("stablehlo.reshape", [flag], _i1())
+    return flag
+
+
+def _nested_checks_out(fn: ir.Operation) -> None:
+    """Checks inside a While's body or an If/Case branch -> flags the op returns, each checked by
+    a cf.assert after it (innermost ops first, until every check is at the function's top)."""
+    while True:
+        nested = [op for op in _walk(fn) if op.name == "cf.assert" and op.parent.operation != fn]
+        if not nested:
+            return
+        holder = nested[0].parent.operation
+        if holder.name != "stablehlo.while" and holder.name not in _BRANCHING:
+            raise CompileError(f"XLA: a check (cf.assert) inside {holder.name} cannot be returned")
+        checks = [a for a in nested if a.parent.operation == holder]
+        _carry_checks_out(holder, checks)
+
+
+def _carry_checks_out(holder: ir.Operation, checks: list) -> None:
+    """`holder` again with one more i1 result per check (see _nested_checks_out)."""
+    is_loop = holder.name == "stablehlo.while"
+    regions = list(holder.regions)
+    in_region = []
+    for a in checks:
+        index = next(i for i, r in enumerate(regions) if any(b == a.block for b in r.blocks))
+        if is_loop and index == 0:
+            raise CompileError("XLA: a check (cf.assert) in a While's condition cannot be returned")
+        in_region.append(index)
+    k = len(checks)
+    messages = [ir.StringAttr(a.attributes["msg"]).value for a in checks]
+    with ir.InsertionPoint(holder), holder.location:
+        true = ir.DenseElementsAttr.get_splat(_i1(), ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 1))
+        inits = [_create("stablehlo.constant", [], _i1(), {"value": true}) for _ in range(k)] if is_loop else []
+        new = ir.Operation.create(holder.name, results=[*(r.type for r in holder.results), *[_i1()] * k],
+                                  operands=[*holder.operands, *inits],
+                                  attributes={a.name: a.attr for a in holder.attributes}, regions=len(regions))
+    for old, region in zip(regions, new.regions):
+        old.blocks[0].append_to(region)
+    flags = {id(a): _flag(a) for a in checks}
+    for i, region in enumerate(new.regions):
+        block = region.blocks[0]
+        if is_loop:
+            carried = [block.add_argument(_i1(), holder.location) for _ in range(k)]
+            if i == 0:
+                continue
+        ret = block.operations[len(block.operations) - 1]
+        out = []
+        with ir.InsertionPoint(ret), ret.location:
+            for j, a in enumerate(checks):
+                mine = in_region[j] == i
+                if is_loop:
+                    out.append(_create("stablehlo.and", [carried[j], flags[id(a)]], _i1()) if mine else carried[j])
+                else:
+                    out.append(flags[id(a)] if mine else _create("stablehlo.constant", [], _i1(), {"value": true}))
+            ir.Operation.create(ret.name, operands=[*ret.operands, *out])
+        ret.erase()
+    for a in checks:
+        a.erase()
+    n = len(holder.results)
+    for old, value in zip(holder.results, new.results):
+        old.replace_all_uses_with(value)
+    with ir.InsertionPoint(holder), holder.location:
+        for j, message in enumerate(messages):
+            ir.Operation.create("cf.assert", operands=[new.results[n + j]],
+                                attributes={"msg": ir.StringAttr.get(message)})
+    holder.erase()
 
 
 def _checks_to_results(fn: ir.Operation) -> None:

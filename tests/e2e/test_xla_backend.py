@@ -128,3 +128,58 @@ def test_host_and_device_values_mix_in_one_call():
     assert d.dtype == np.int64  # 64-bit values stay 64-bit (jax would make them 32-bit)
     assert to_device(d, "cpu") is d
     np.testing.assert_array_equal(hlobridge.runtime.host.to_host(d), x)
+
+
+@pytest.mark.parametrize("which, feeds, ok, over", [
+    ("counted", lambda n: {"x:0": np.zeros(3, np.float32), "n:0": np.int32(n)}, 10, 11),
+    ("uncounted", lambda n: {"bound:0": np.float32(n)}, 1023, 1024)])
+def test_a_loop_over_the_iteration_limit_is_the_same_error_on_xla(which, feeds, ok, over, monkeypatch):
+    # (a counted loop's check comes back after the loop ran: docs/backends.md, limits)
+    from hlobridge import flags
+    from hlobridge.errors import ResourceLimitError
+    from tests.e2e.test_control_flow import _doubling_graph, _loop_graph
+    monkeypatch.setenv("HLOBRIDGE_FLAGS", "--max-loop-iterations=10")
+    flags.from_environment.cache_clear()
+    try:
+        graph = _loop_graph() if which == "counted" else _doubling_graph()
+        session = Session(graph, jit="strict", min_cluster_size=1, cache_dir=False, backend="xla")
+        session.run("acc:0", feeds(ok))
+        with pytest.raises(ResourceLimitError, match="node 'loop' .StatelessWhile.: the loop runs more than 10"):
+            session.run("acc:0", feeds(over))
+    finally:
+        flags.from_environment.cache_clear()
+
+
+def _checked_loop_graph():
+    """acc = 2 * acc + 1 while acc < bound, each step's acc through CheckNumerics(sqrt(6 - acc)):
+    a check inside the loop's body, which XLA gets back as a flag the loop carries out."""
+    from hlobridge.frontend.graph_builder import GraphBuilder
+    f32 = np.float32
+    b = GraphBuilder()
+    bound = b.placeholder("bound", f32, [])
+
+    def cond(f, acc, limit):
+        return [(f.op("Less", [acc, limit], T=np.dtype(f32)), np.bool_)]
+
+    def body(f, acc, limit):
+        room = f.op("Sqrt", [f.op("Sub", [f.const("six", 6.0, f32), acc], T=np.dtype(f32))], T=np.dtype(f32))
+        checked = f.op("CheckNumerics", [room], T=np.dtype(f32), message="acc passed 6")
+        doubled = f.op("Mul", [acc, f.const("two", 2.0, f32)], T=np.dtype(f32))
+        grown = f.op("AddV2", [doubled, f.op("Mul", [checked, f.const("zero", 0.0, f32)], T=np.dtype(f32))],
+                     T=np.dtype(f32))
+        return [(f.op("AddV2", [grown, f.const("one", 1.0, f32)], T=np.dtype(f32)), f32), (limit, f32)]
+
+    args = {"acc": f32, "limit": f32}
+    outs = b.op("StatelessWhile", [b.const("zero", 0.0, f32), bound], name="loop", num_outputs=2,
+                T=[np.dtype(f32)] * 2, cond=b.function("ccond", args, cond), body=b.function("cbody", args, body))
+    b.op("Identity", [outs[0]], name="acc", T=np.dtype(f32))
+    return b.graph()
+
+
+def test_a_check_inside_a_loop_body_raises_on_xla_as_on_iree():
+    from hlobridge.errors import CheckNumericsError
+    for backend in ("iree", "xla"):
+        session = Session(_checked_loop_graph(), jit="strict", min_cluster_size=1, cache_dir=False, backend=backend)
+        assert float(session.run("acc:0", {"bound:0": np.float32(5)})) == 7  # acc 0, 1, 3, 7: sqrt(6 - 3) ok
+        with pytest.raises(CheckNumericsError, match="acc passed 6"):
+            session.run("acc:0", {"bound:0": np.float32(12)})  # acc 7 then sqrt(-1)
