@@ -57,6 +57,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import SHARED, Workload, text_table  # noqa: E402
 from benchmarks.gpu_anchors import jax_resnet50, torch_resnet50  # noqa: E402
+from benchmarks.train_throughput import load_workload  # noqa: E402  (a graph.json folder's step)
 from hlobridge.compile.backend import xla_available  # noqa: E402
 from hlobridge.compile.options import CompileOptions  # noqa: E402
 from hlobridge.runtime.session import Session  # noqa: E402
@@ -81,22 +82,6 @@ class Job:
     missing: str = ""  # why it is skipped (the command that writes it)
 
 
-def graph_json_workload(folder: Path, batch: int, seed: int = 0) -> Workload:
-    """The step of a graph.json folder (make_bench_models.py) on one fixed batch: float feeds
-    standard normal, integer feeds in {0, 1} (labels, token ids, masks), from a fixed seed."""
-    meta = json.loads((folder / "graph.json").read_text())
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for f in meta["feeds"]:
-        shape = [batch if d is None else d for d in f["shape"]]
-        dtype = np.dtype(f["dtype"])
-        feeds[f["name"]] = rng.standard_normal(shape).astype(dtype) if np.issubdtype(dtype, np.floating) \
-            else rng.integers(0, 2, shape).astype(dtype)
-    fetches = [meta["train_op"], meta["loss"]] if "train_op" in meta else list(meta["fetches"])
-    return Workload(meta["name"], folder / "graph.pb", meta.get("init_op"), {}, fetches, feeds,
-                    [None] * len(fetches))
-
-
 def jobs(smoke: bool, models: Path) -> list[Job]:
     """The workloads: the issue's models, or the corpus's stand-ins with --smoke."""
     if smoke:
@@ -116,7 +101,7 @@ def jobs(smoke: bool, models: Path) -> list[Job]:
         folder = models / name
         label = f"{name}/b{batch}"
         if (folder / "graph.json").is_file():
-            out.append(Job(label, graph_json_workload(folder, batch), batch, kind, folder))
+            out.append(Job(label, load_workload(folder, batch), batch, kind, folder))
         else:
             out.append(Job(label, None, batch, kind, None,
                            f"no {folder}: .tfvenv/bin/python tools/make_bench_models.py {command}"))
