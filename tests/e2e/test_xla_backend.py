@@ -183,3 +183,15 @@ def test_a_check_inside_a_loop_body_raises_on_xla_as_on_iree():
         assert float(session.run("acc:0", {"bound:0": np.float32(5)})) == 7  # acc 0, 1, 3, 7: sqrt(6 - 3) ok
         with pytest.raises(CheckNumericsError, match="acc passed 6"):
             session.run("acc:0", {"bound:0": np.float32(12)})  # acc 7 then sqrt(-1)
+
+
+def test_a_saved_model_runs_on_xla():
+    from tests.frontend.saved_model_data import array, case
+    root, ref = case("tf1_builder")
+    for signature, sig_ref in ref["signatures"].items():
+        model = hlobridge.load_saved_model(root / "saved_model", signature=signature, cache_dir=False,
+                                           min_cluster_size=1, backend="xla")
+        outputs = model.run({k: array(v) for k, v in sig_ref["inputs"].items()})
+        for key, expected in sig_ref["outputs"].items():
+            np.testing.assert_allclose(outputs[key], array(expected), rtol=1e-5, atol=1e-5, err_msg=key)
+        assert {e.backend for e in model.session.compile_events} == {"xla"}
