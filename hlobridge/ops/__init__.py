@@ -3,7 +3,8 @@
 The registry's core is loose here: registry (the entries), typesets (dtypes per op), helpers
 (what the families share), traced and traced_logic (rules written once for NumPy and StableHLO),
 kinds (op-name sets the stages ask about), signatures (TensorFlow's op signatures), coverage
-(against TF's XLA) and calls (the protocol of ops that call functions). Each family is a package:
+(against TF's XLA), calls (the protocol of ops that call functions) and backend_style (whom a
+lowering is for, where a rule lowers differently for IREE and XLA). Each family is a package:
 
   math      elementwise, reductions, segments, complex numbers, FFTs, special functions
   control   Const/Identity plumbing, If/While/Case, Switch/Merge, variables, optimizers, checkpoints

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from contextlib import nullcontext
+from dataclasses import replace
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from hlobridge.passes.graph.mark_for_compilation import (JIT_MODES, ClusterOptio
 
 from ..analysis.graph_algorithms import ranked_topological_order
 from ..analysis.shape_inference import infer_specs, outputs_by_node
+from ..compile.backend import resolve
 from ..compile.cache import CompileCache
 from ..compile.driver import CompileOptions
 from ..debug import profile_capture, timeline
@@ -100,12 +102,15 @@ class Session:
     data_parallel      True (or the gradient tensors' names): this rank of an MPI job trains on its
                        shard, gradients averaged over the ranks (hlobridge/distributed/data_parallel.py;
                        call hlobridge.distributed.init() first)
+    backend            who compiles and runs the clusters: "iree" (the default), "xla" (XLA
+                       through PJRT, the `xla` extra) or "auto" (compile/backend.py); overrides
+                       compile_options.backend
     """
 
     def __init__(self, graph, jit: str = "auto", device: str = "cpu-task", *, cache_dir=None,
                  min_cluster_size: int = 4, max_cluster_size: int | None = None,
                  recompile_warning: int = 4, compile_options: CompileOptions | None = None, tags=None,
-                 data_parallel=False):
+                 backend: str | None = None, data_parallel=False):
         if jit not in JIT_MODES:
             raise HlobridgeError(f"jit must be one of {', '.join(JIT_MODES)}, got '{jit}'")
         graph, restore = saved_model_source(graph, tags)  # a SavedModel directory: its graph
@@ -119,8 +124,11 @@ class Session:
         self.jit = jit
         self.device = device
         self.cluster_options = ClusterOptions(jit, min_cluster_size, max_cluster_size)
-        self._jit = JitConfig(device, compile_options or _target_options(device), strict=jit == "strict",
-                              recompile_warning=recompile_warning)
+        options = compile_options or _target_options(device)
+        if backend is not None:
+            options = replace(options, backend=backend)
+        options = replace(options, backend=resolve(options.backend, options.target))
+        self._jit = JitConfig(device, options, strict=jit == "strict", recompile_warning=recompile_warning)
         self._jit_state = JitState(CompileCache(cache_dir))
         self.compile_events: list = self._jit_state.events  # cluster_launch.CompileEvent, in order
         self.variables = VariableStore()

@@ -20,6 +20,7 @@ import numpy as np
 from hlobridge.dialects import stablehlo as hlo
 
 from ...spec import TensorSpec
+from ..backend_style import lowering_backend
 from ..helpers import acc_dtype, known_dims, require_rank, scalar
 from ..registry import register
 from ..typesets import FLOAT
@@ -78,7 +79,8 @@ _IM2COL_MAX_BYTES = 1 << 28
 
 
 def _im2col(fmt: Format, groups) -> bool:
-    return groups == 1 and not fmt.channels_first and fmt.rank == 2
+    """NHWC 2-D convolutions, for IREE (XLA takes stablehlo.convolution: ops/backend_style.py)."""
+    return groups == 1 and not fmt.channels_first and fmt.rank == 2 and lowering_backend() == "iree"
 
 
 def _pad_spatial(x, dtype, spatial, pads, lhs_dilation):
