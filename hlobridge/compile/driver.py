@@ -162,9 +162,10 @@ def format_specs(graph: Graph, specs: dict) -> str:
 
 def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
                   options: CompileOptions | None = None, dump_dir=None,
-                  dump: Dumper | None = None) -> CompiledModel:
+                  dump: Dumper | None = None, kernels: dict | None = None) -> CompiledModel:
     """The whole pipeline; `dump_dir` (or a `dump`) receives every stage's IR as numbered
-    files (default: HLOBRIDGE_FLAGS' --dump-to, if any)."""
+    files (default: HLOBRIDGE_FLAGS' --dump-to, if any); a `kernels` dict what IREE made of
+    each CUDA dispatch (compile/gpu_kernels.py)."""
     options = options or CompileOptions()
     options.iree_flags()  # validate before the slow part
     dump = dump if dump is not None else Dumper.from_flags(dump_dir)
@@ -173,7 +174,7 @@ def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
     text = lowered.text()
     options = options.for_module(reads_variables=bool(lowered.resource_args))
     stats = {"fusion": options.fusion}
-    vmfb = compile_mlir(text, options, dump, stats=stats)
+    vmfb = compile_mlir(text, options, dump, stats=stats, kernels=kernels)
     return CompiledModel(vmfb, lowered, options, text, stats=stats)
 
 
