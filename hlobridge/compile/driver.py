@@ -105,9 +105,10 @@ def input_specs(graph: Graph, in_refs: list[TensorRef], shapes: dict | None) -> 
 
 
 def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
-                dump: Dumper | None = None, stages=pipeline.DEFAULT_STAGES) -> LoweredModule:
-    """Graph -> verified, simplified StableHLO: `stages` (passes/ir/pipeline.py) run on the
-    lowered module, each dumped to `dump` (default: HLOBRIDGE_FLAGS' --dump-to, if any)."""
+                dump: Dumper | None = None, stages=pipeline.DEFAULT_STAGES,
+                target: str = "llvm-cpu") -> LoweredModule:
+    """Graph -> verified, simplified StableHLO for IREE's `target`: `stages` (passes/ir/pipeline.py)
+    run on the lowered module, each dumped to `dump` (default: HLOBRIDGE_FLAGS' --dump-to, if any)."""
     graph = load_graph(graph)
     dump = dump if dump is not None else Dumper.from_flags()
     in_refs, out_refs = resolve_io(graph, inputs, outputs)
@@ -123,7 +124,7 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
         dump("graph", graph_text(graph), ".pbtxt")
     if dump.wants("shapes"):
         dump("shapes", format_specs(graph, specs), ".txt")
-    lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions)
+    lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions, target=target)
     with lowered.context:
         if dump.wants("stablehlo"):
             dump("stablehlo", lowered.module.operation.get_asm())
@@ -170,7 +171,7 @@ def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
     options.iree_flags()  # validate before the slow part
     dump = dump if dump is not None else Dumper.from_flags(dump_dir)
     lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, dump=dump,
-                          stages=options.stages())
+                          stages=options.stages(), target=options.target)
     text = lowered.text()
     options = options.for_module(reads_variables=bool(lowered.resource_args))
     stats = {"fusion": options.fusion}

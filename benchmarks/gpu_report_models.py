@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The static GPU report (docs/gpu.md) of a whole model's step, per lowering and precision,
+without a GPU: each cluster the Session would compile, lowered for a target, compiled for
+CUDA, its dispatches read (FLOPs, bytes, pipeline, tensor cores) and estimated on a card.
+
+    python benchmarks/gpu_report_models.py bench-models/resnet50_train_224 --batch 64 \\
+        --precision f32 bf16 --lowering cuda llvm-cpu --json out.json
+    python benchmarks/gpu_report_models.py ../shared/graphs/cnn_train --lowering cuda llvm-cpu
+
+`--lowering llvm-cpu` lowers as for the CPU (im2col, row taps, MatMul in TF's blocks of 256)
+and compiles that for CUDA: what every CUDA build was before the lowering chose per target.
+The folder is a corpus case (case.json: its train op and loss, or its fetches, at its own
+batch) or holds graph.pb and graph.json (feeds, train_op, loss), as ResNet-50's does
+(`.tfvenv/bin/python tools/make_bench_models.py --resnet50-train-graph 224`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hlobridge.compile.gpu_cards import CARDS, DEFAULT_CARD, card as gpu_card  # noqa: E402
+from hlobridge.compile.iree import compile_mlir  # noqa: E402
+from hlobridge.compile.options import CompileOptions  # noqa: E402
+from hlobridge.debug import gpu_report  # noqa: E402
+from hlobridge.debug.cluster_dispatches import cluster_launches  # noqa: E402
+from hlobridge.frontend.load import load_graph  # noqa: E402
+from hlobridge.passes.graph.mark_for_compilation import ClusterOptions, mark_for_compilation  # noqa: E402
+
+
+def step_of(folder: Path, batch: int | None):
+    """(graph, fetched names, {feed: shape}) of a graph.json folder or a corpus case."""
+    meta_path = folder / "graph.json"
+    if not meta_path.is_file():
+        meta_path = folder / "case.json"
+    meta = json.loads(meta_path.read_text())
+    graph = load_graph(folder / "graph.pb")
+    if meta.get("train_op"):
+        fetches = [meta["train_op"], meta.get("loss") or meta["fetches"][0]["name"]]
+    else:
+        fetches = [f["name"] for f in meta["fetches"]]
+    shapes = {}
+    for f in meta["feeds"]:
+        dims = list(f["shape"])
+        if dims and dims[0] is None:
+            dims[0] = batch or _case_batch(folder, meta, f["name"])
+        shapes[f["name"]] = tuple(dims)
+    return graph, fetches, shapes
+
+
+def _case_batch(folder: Path, meta: dict, name: str) -> int:
+    import numpy as np
+    data = np.load(folder / meta["data"])
+    run = (meta.get("runs") or [{}])[0]
+    key = run.get("feeds", {}).get(name) or next(k for k in data.files if k.endswith(f"feed/{name}"))
+    return int(data[key].shape[0])
+
+
+def report(folder: Path, batch, precision: str, lowering: str, card) -> dict:
+    """The report of each cluster of the step, and their totals."""
+    graph, fetches, shapes = step_of(folder, batch)
+    cut = {graph.tensor(f) for f in shapes}
+    fetched = [graph.tensor(f) for f in fetches if ":" in f]
+    nodes = graph.prune([graph.node(f).name for f in fetches if ":" not in f] + [r.node for r in fetched], cut)
+    clustering = mark_for_compilation(graph, nodes, cut=cut, fetched=fetched, options=ClusterOptions("auto", 4, None))
+    options = CompileOptions(target=lowering, precision=precision)
+    clusters = {}
+    for name, launch, feeds in cluster_launches(graph, clustering, nodes, cut=list(cut), input_shapes=shapes,
+                                                options=options):
+        if launch is None:
+            clusters[name] = {"error": feeds}
+            continue
+        start = time.perf_counter()
+        opts = launch.compile_options()
+        located = launch.lower(feeds, opts.stages()).text(debug_info=True)
+        cuda = replace(opts, target="cuda", data_tiling="off")
+        kernels, stats = {}, {}
+        compile_mlir(located, cuda, stats=stats, kernels=kernels)
+        clusters[name] = {**stats, **gpu_report.report(located, cuda, kernels, card),
+                          "compile_s": round(time.perf_counter() - start, 1)}
+    done = [c["gpu"] for c in clusters.values() if "gpu" in c]
+    flops, tc = sum(g["flops"] for g in done), sum(g["tensor_core_flops"] for g in done)
+    total = {"card": card.name, "flops": flops, "tensor_core_flops": tc,
+             "tensor_core_share": round(tc / flops, 4) if flops else 0.0,
+             "bytes": sum(g["bytes"] for g in done), "dispatches": sum(g["dispatches"] for g in done),
+             "estimated_ms": round(sum(g["estimated_ms"] for g in done), 3)}
+    return {"model": folder.name, "batch": shapes, "precision": precision, "lowering": lowering,
+            "gpu": total, "clusters": clusters}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("folder", type=Path)
+    p.add_argument("--batch", type=int, default=None, help="batch of a graph.json folder (default: the case's)")
+    p.add_argument("--precision", nargs="+", default=["f32", "bf16"])
+    p.add_argument("--lowering", nargs="+", default=["cuda", "llvm-cpu"], choices=["cuda", "llvm-cpu"])
+    p.add_argument("--card", default=DEFAULT_CARD, choices=sorted(CARDS))
+    p.add_argument("--json", type=Path, default=None, help="write every report here")
+    args = p.parse_args(argv)
+    reports = []
+    print("| model | precision | lowering | dispatches | GFLOP | tensor-core share | GB moved | roofline ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for precision in args.precision:
+        for lowering in args.lowering:
+            r = report(args.folder, args.batch, precision, lowering, gpu_card(args.card))
+            reports.append(r)
+            g = r["gpu"]
+            print(f"| {r['model']} | {precision} | {lowering} | {g['dispatches']} | {g['flops'] / 1e9:.1f} | "
+                  f"{100 * g['tensor_core_share']:.1f}% | {g['bytes'] / 1e9:.2f} | {g['estimated_ms']:.2f} |",
+                  flush=True)
+            if args.json:
+                args.json.write_text(json.dumps(reports, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
