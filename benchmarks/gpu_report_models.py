@@ -35,8 +35,9 @@ from hlobridge.frontend.load import load_graph  # noqa: E402
 from hlobridge.passes.graph.mark_for_compilation import ClusterOptions, mark_for_compilation  # noqa: E402
 
 
-def step_of(folder: Path, batch: int | None):
-    """(graph, fetched names, {feed: shape}) of a graph.json folder or a corpus case."""
+def step_of(folder: Path, batch: int | None, fetch: list | None = None):
+    """(graph, fetched names, {feed: shape}) of a graph.json folder or a corpus case; `fetch`
+    names other fetches (e.g. ResNet-50's logits:0: its forward pass)."""
     meta_path = folder / "graph.json"
     if not meta_path.is_file():
         meta_path = folder / "case.json"
@@ -46,6 +47,7 @@ def step_of(folder: Path, batch: int | None):
         fetches = [meta["train_op"], meta.get("loss") or meta["fetches"][0]["name"]]
     else:
         fetches = [f["name"] for f in meta["fetches"]]
+    fetches = fetch or fetches
     shapes = {}
     for f in meta["feeds"]:
         dims = list(f["shape"])
@@ -63,9 +65,11 @@ def _case_batch(folder: Path, meta: dict, name: str) -> int:
     return int(data[key].shape[0])
 
 
-def report(folder: Path, batch, precision: str, lowering: str, card) -> dict:
+def report(folder: Path, batch, precision: str, lowering: str, card, fetch=None) -> dict:
     """The report of each cluster of the step, and their totals."""
-    graph, fetches, shapes = step_of(folder, batch)
+    graph, fetches, shapes = step_of(folder, batch, fetch)
+    shapes = {k: v for k, v in shapes.items() if fetch is None or graph.tensor(k).node in
+              graph.prune([graph.tensor(f).node if ":" in f else f for f in fetches], ())}
     cut = {graph.tensor(f) for f in shapes}
     fetched = [graph.tensor(f) for f in fetches if ":" in f]
     nodes = graph.prune([graph.node(f).name for f in fetches if ":" not in f] + [r.node for r in fetched], cut)
@@ -91,7 +95,7 @@ def report(folder: Path, batch, precision: str, lowering: str, card) -> dict:
              "tensor_core_share": round(tc / flops, 4) if flops else 0.0,
              "bytes": sum(g["bytes"] for g in done), "dispatches": sum(g["dispatches"] for g in done),
              "estimated_ms": round(sum(g["estimated_ms"] for g in done), 3)}
-    return {"model": folder.name, "batch": shapes, "precision": precision, "lowering": lowering,
+    return {"model": folder.name + ("" if fetch is None else f" ({', '.join(fetch)})"), "batch": shapes, "precision": precision, "lowering": lowering,
             "gpu": total, "clusters": clusters}
 
 
@@ -101,6 +105,8 @@ def main(argv=None) -> int:
     p.add_argument("--batch", type=int, default=None, help="batch of a graph.json folder (default: the case's)")
     p.add_argument("--precision", nargs="+", default=["f32", "bf16"])
     p.add_argument("--lowering", nargs="+", default=["cuda", "llvm-cpu"], choices=["cuda", "llvm-cpu"])
+    p.add_argument("--fetch", action="append", default=None,
+                   help="fetch this instead of the train op and loss (repeatable): logits:0 is the forward pass")
     p.add_argument("--card", default=DEFAULT_CARD, choices=sorted(CARDS))
     p.add_argument("--json", type=Path, default=None, help="write every report here")
     args = p.parse_args(argv)
@@ -109,7 +115,7 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|---|---|")
     for precision in args.precision:
         for lowering in args.lowering:
-            r = report(args.folder, args.batch, precision, lowering, gpu_card(args.card))
+            r = report(args.folder, args.batch, precision, lowering, gpu_card(args.card), args.fetch)
             reports.append(r)
             g = r["gpu"]
             print(f"| {r['model']} | {precision} | {lowering} | {g['dispatches']} | {g['flops'] / 1e9:.1f} | "
