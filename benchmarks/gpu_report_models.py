@@ -20,7 +20,6 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,7 +73,7 @@ def report(folder: Path, batch, precision: str, lowering: str, card, fetch=None)
     fetched = [graph.tensor(f) for f in fetches if ":" in f]
     nodes = graph.prune([graph.node(f).name for f in fetches if ":" not in f] + [r.node for r in fetched], cut)
     clustering = mark_for_compilation(graph, nodes, cut=cut, fetched=fetched, options=ClusterOptions("auto", 4, None))
-    options = CompileOptions(target=lowering, precision=precision)
+    options = CompileOptions(target="cuda", lowering_target=lowering, precision=precision, data_tiling="off")
     clusters = {}
     for name, launch, feeds in cluster_launches(graph, clustering, nodes, cut=list(cut), input_shapes=shapes,
                                                 options=options):
@@ -84,10 +83,9 @@ def report(folder: Path, batch, precision: str, lowering: str, card, fetch=None)
         start = time.perf_counter()
         opts = launch.compile_options()
         located = launch.lower(feeds, opts.stages()).text(debug_info=True)
-        cuda = replace(opts, target="cuda", data_tiling="off")
         kernels, stats = {}, {}
-        compile_mlir(located, cuda, stats=stats, kernels=kernels)
-        clusters[name] = {**stats, **gpu_report.report(located, cuda, kernels, card),
+        compile_mlir(located, opts, stats=stats, kernels=kernels)
+        clusters[name] = {**stats, **gpu_report.report(located, opts, kernels, card),
                           "compile_s": round(time.perf_counter() - start, 1)}
     done = [c["gpu"] for c in clusters.values() if "gpu" in c]
     flops, tc = sum(g["flops"] for g in done), sum(g["tensor_core_flops"] for g in done)
@@ -103,7 +101,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("folder", type=Path)
     p.add_argument("--batch", type=int, default=None, help="batch of a graph.json folder (default: the case's)")
-    p.add_argument("--precision", nargs="+", default=["f32", "bf16"])
+    p.add_argument("--precision", nargs="+", default=["f32", "bf16"], help="f32, bf16, f16, bf16x3")
     p.add_argument("--lowering", nargs="+", default=["cuda", "llvm-cpu"], choices=["cuda", "llvm-cpu"])
     p.add_argument("--fetch", action="append", default=None,
                    help="fetch this instead of the train op and loss (repeatable): logits:0 is the forward pass")

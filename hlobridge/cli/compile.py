@@ -88,7 +88,7 @@ def main(argv=None) -> int:
         graph, io = saved_model.compile_target(args, io)
     dump = Dumper.from_flags(args.dump_to, args.dump_pass)
     if args.emit == "stablehlo":
-        lowered = compiler.lower_graph(graph, dump=dump, stages=options.stages(), target=options.target, **io)
+        lowered = compiler.lower_graph(graph, dump=dump, stages=options.stages(), target=options.lowers_for(), **io)
         text = lowered.text()
         if args.output == "-":
             sys.stdout.write(text)

@@ -171,7 +171,7 @@ def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
     options.iree_flags()  # validate before the slow part
     dump = dump if dump is not None else Dumper.from_flags(dump_dir)
     lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, dump=dump,
-                          stages=options.stages(), target=options.target)
+                          stages=options.stages(), target=options.lowers_for())
     text = lowered.text()
     options = options.for_module(reads_variables=bool(lowered.resource_args))
     stats = {"fusion": options.fusion}

@@ -417,7 +417,7 @@ class ClusterLaunch:
             dump("shapes", format_specs(self.graph, specs), ".txt")
         lowered = lower_to_stablehlo(self.graph, specs, self.tensor_inputs, self.outputs,
                                      nodes=self.nodes, resources=self.resources, module_name=self.name,
-                                     functions=self.functions, target=self.config.options.target)
+                                     functions=self.functions, target=self.config.options.lowers_for())
         with lowered.context:
             for fn, _ in signed_functions(lowered.module):
                 note_in_reflection(fn, {VARIABLES_KEY: json.dumps({

@@ -14,7 +14,7 @@ RNG = np.random.default_rng(28)
 def _conv_cases():
     cases = []
     for stride, padding, size, k in ((1, "SAME", 9, 3), (2, "SAME", 9, 3), (2, "VALID", 10, 3), (1, "VALID", 8, 1),
-                                     (2, "SAME", 11, 7)):
+                                     (2, "SAME", 11, 7), (2, "SAME", 9, 1), (2, "VALID", 8, 1)):
         x = RNG.standard_normal((2, size, size, 5)).astype(np.float32)
         w = RNG.standard_normal((k, k, 5, 6)).astype(np.float32)
         attrs = dict(T=np.float32, strides=[1, stride, stride, 1], padding=padding)
@@ -35,6 +35,8 @@ def test_cuda_lowers_convolutions_as_one_convolution(op, inputs, attrs):
     text = compiler.lower_graph(graph, inputs=list(feeds), outputs=["op:0"], target="cuda").text()
     assert text.count("stablehlo.convolution") == 1
     assert "dot_general" not in text and "concatenate" not in text
+    if op == "Conv2D" and inputs[1].shape[0] == 1 and attrs["strides"][1] > 1:  # strided 1x1: sliced first
+        assert "stablehlo.slice" in text and "stride = [1, 1]" in text
     cpu = compiler.lower_graph(graph, inputs=list(feeds), outputs=["op:0"]).text()
     assert "dot_general" in cpu or "convolution" in cpu  # the CPU's own forms are untouched
     check_op(op, inputs, attrs, rtol=1e-4, atol=1e-4, lowering_target="cuda")

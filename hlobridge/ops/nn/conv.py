@@ -292,10 +292,31 @@ def conv_lower(ctx, x, w):
                         win.out)
         if cols is not None:
             return _im2col_dot(cols, w, out, fmt.channel)
+    strides = win.strides
+    if ctx.target == "cuda" and _strided_pointwise(win):
+        x, strides = _every_stride(x, fmt, win), (1,) * fmt.rank
     return hlo.convolution(x, w, out.shape, out.dtype,
                            layout=f"{fmt.conv_io}x{fmt.filter_layout('i', 'o')}->{fmt.conv_io}",
-                           strides=win.strides, padding=win.pads, rhs_dilation=win.dilations,
+                           strides=strides, padding=win.pads, rhs_dilation=win.dilations,
                            feature_group_count=groups)
+
+
+def _strided_pointwise(win) -> bool:
+    """A 1x1 convolution with a stride and no padding (ResNet v1's downsampling bottlenecks)."""
+    return all(k == 1 for k in win.kernel) and any(s > 1 for s in win.strides) and \
+        not any(p for pair in win.pads for p in pair)
+
+
+def _every_stride(x, fmt: Format, win):
+    """The input positions a strided 1x1 convolution reads, as one strided slice. IREE 3.13 takes
+    the strided convolution for a reduction (VectorDistribute, no tensor cores: ResNet-50
+    inference's three downsampling 1x1 convs, 11% of its bf16 FLOPs); after the slice it is a
+    1x1 convolution, a matmul on tensor cores (benchmarks/gpu_report_models.py, docs/gpu.md)."""
+    shape = hlo.shape_of(x)
+    limit, step = list(shape), [1] * len(shape)
+    for axis, o, s in zip(fmt.spatial, win.out, win.strides):
+        limit[axis], step[axis] = (o - 1) * s + 1, s
+    return hlo.slice(x, [0] * len(shape), limit, step)
 
 
 def np_conv(ctx, x, w):
