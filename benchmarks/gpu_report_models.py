@@ -64,7 +64,8 @@ def _case_batch(folder: Path, meta: dict, name: str) -> int:
     return int(data[key].shape[0])
 
 
-def report(folder: Path, batch, precision: str, lowering: str, card, fetch=None) -> dict:
+def report(folder: Path, batch, precision: str, lowering: str, card, fetch=None, fusion="iree",
+           iree_flags=()) -> dict:
     """The report of each cluster of the step, and their totals."""
     graph, fetches, shapes = step_of(folder, batch, fetch)
     shapes = {k: v for k, v in shapes.items() if fetch is None or graph.tensor(k).node in
@@ -73,7 +74,8 @@ def report(folder: Path, batch, precision: str, lowering: str, card, fetch=None)
     fetched = [graph.tensor(f) for f in fetches if ":" in f]
     nodes = graph.prune([graph.node(f).name for f in fetches if ":" not in f] + [r.node for r in fetched], cut)
     clustering = mark_for_compilation(graph, nodes, cut=cut, fetched=fetched, options=ClusterOptions("auto", 4, None))
-    options = CompileOptions(target="cuda", lowering_target=lowering, precision=precision, data_tiling="off")
+    options = CompileOptions(target="cuda", lowering_target=lowering, precision=precision, data_tiling="off",
+                             fusion=fusion, extra_flags=list(iree_flags))
     clusters = {}
     for name, launch, feeds in cluster_launches(graph, clustering, nodes, cut=list(cut), input_shapes=shapes,
                                                 options=options):
@@ -93,7 +95,8 @@ def report(folder: Path, batch, precision: str, lowering: str, card, fetch=None)
              "tensor_core_share": round(tc / flops, 4) if flops else 0.0,
              "bytes": sum(g["bytes"] for g in done), "dispatches": sum(g["dispatches"] for g in done),
              "estimated_ms": round(sum(g["estimated_ms"] for g in done), 3)}
-    return {"model": folder.name + ("" if fetch is None else f" ({', '.join(fetch)})"), "batch": shapes, "precision": precision, "lowering": lowering,
+    return {"model": folder.name + ("" if fetch is None else f" ({', '.join(fetch)})"),
+            "fusion": fusion, "iree_flags": list(iree_flags), "batch": shapes, "precision": precision, "lowering": lowering,
             "gpu": total, "clusters": clusters}
 
 
@@ -105,6 +108,8 @@ def main(argv=None) -> int:
     p.add_argument("--lowering", nargs="+", default=["cuda", "llvm-cpu"], choices=["cuda", "llvm-cpu"])
     p.add_argument("--fetch", action="append", default=None,
                    help="fetch this instead of the train op and loss (repeatable): logits:0 is the forward pass")
+    p.add_argument("--fusion", default="iree", choices=["iree", "hlobridge", "none"])
+    p.add_argument("--iree-flag", action="append", default=[], help="extra iree-compile flag (repeatable)")
     p.add_argument("--card", default=DEFAULT_CARD, choices=sorted(CARDS))
     p.add_argument("--json", type=Path, default=None, help="write every report here")
     args = p.parse_args(argv)
@@ -113,7 +118,8 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|---|---|")
     for precision in args.precision:
         for lowering in args.lowering:
-            r = report(args.folder, args.batch, precision, lowering, gpu_card(args.card), args.fetch)
+            r = report(args.folder, args.batch, precision, lowering, gpu_card(args.card), args.fetch, args.fusion,
+                       args.iree_flag)
             reports.append(r)
             g = r["gpu"]
             print(f"| {r['model']} | {precision} | {lowering} | {g['dispatches']} | {g['flops'] / 1e9:.1f} | "

@@ -124,7 +124,8 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
         dump("graph", graph_text(graph), ".pbtxt")
     if dump.wants("shapes"):
         dump("shapes", format_specs(graph, specs), ".txt")
-    lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions, target=target)
+    lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions, target=target,
+                                 keep_f32=pipeline.reduces_precision(stages))
     with lowered.context:
         if dump.wants("stablehlo"):
             dump("stablehlo", lowered.module.operation.get_asm())

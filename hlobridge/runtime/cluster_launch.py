@@ -417,7 +417,8 @@ class ClusterLaunch:
             dump("shapes", format_specs(self.graph, specs), ".txt")
         lowered = lower_to_stablehlo(self.graph, specs, self.tensor_inputs, self.outputs,
                                      nodes=self.nodes, resources=self.resources, module_name=self.name,
-                                     functions=self.functions, target=self.config.options.lowers_for())
+                                     functions=self.functions, target=self.config.options.lowers_for(),
+                                     keep_f32=pipeline.reduces_precision(stages))
         with lowered.context:
             for fn, _ in signed_functions(lowered.module):
                 note_in_reflection(fn, {VARIABLES_KEY: json.dumps({

@@ -155,6 +155,11 @@ def precision_stage(precision: str) -> Stage:
                  passes=(CONVERT_TO[precision], CONSTANT_FOLD, ALGEBRAIC_SIMPLIFY, CSE))
 
 
+def reduces_precision(stages) -> bool:
+    """Whether `stages` compute f32 in bf16/f16 (the lowering then marks the ops Keras keeps f32)."""
+    return any(CONVERT_TO[low] in stage.passes for stage in stages for low in LOW_TYPES)
+
+
 def build(precision: str | None = None, fusion: str | None = None, tie_variables: bool = False,
           estimate_work: bool = False) -> tuple[Stage, ...]:
     """The pipeline every lowered module goes through, with the stages the options ask for:
