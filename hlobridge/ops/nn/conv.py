@@ -311,7 +311,10 @@ def _every_stride(x, fmt: Format, win):
     """The input positions a strided 1x1 convolution reads, as one strided slice. IREE 3.13 takes
     the strided convolution for a reduction (VectorDistribute, no tensor cores: ResNet-50
     inference's three downsampling 1x1 convs, 11% of its bf16 FLOPs); after the slice it is a
-    1x1 convolution, a matmul on tensor cores (benchmarks/gpu_report_models.py, docs/gpu.md)."""
+    1x1 convolution, a matmul on tensor cores (benchmarks/gpu_report_models.py, docs/gpu.md).
+    Its filter gradient as a convolution over the batch, with bf16 operands, fails to compile
+    ("failed to pack reduction dimensions for partial reduction"); after the slice it is a
+    dot_general of x^T and dy."""
     shape = hlo.shape_of(x)
     limit, step = list(shape), [1] * len(shape)
     for axis, o, s in zip(fmt.spatial, win.out, win.strides):
@@ -435,6 +438,11 @@ def _backprop_filter_lower(ctx, x, _, dy):
     fmt, win, groups = _backprop_geometry(ctx, hlo.shape_of(x), out.shape, hlo.shape_of(dy))
     if groups != 1:
         return _depthwise_filter_taps(fmt, win, x, dy, out)
+    if ctx.target == "cuda" and _strided_pointwise(win):  # x's strided positions^T . dy: a matmul
+        batch_and_positions = [0, *fmt.spatial]
+        dw = hlo.dot_general(_every_stride(x, fmt, win), dy, out.shape[-2:], out.dtype,
+                             lhs_contract=batch_and_positions, rhs_contract=batch_and_positions)
+        return hlo.reshape(dw, out.shape)
     if _im2col(ctx, fmt, groups):
         dw = _row_tap_filter_grad(x, dy, out, win)
         if dw is not None:
