@@ -30,38 +30,26 @@ from hlobridge.compile.iree import compile_mlir  # noqa: E402
 from hlobridge.compile.options import CompileOptions  # noqa: E402
 from hlobridge.debug import gpu_report  # noqa: E402
 from hlobridge.debug.cluster_dispatches import cluster_launches  # noqa: E402
+from hlobridge.frontend.corpus_case import Case  # noqa: E402
 from hlobridge.frontend.load import load_graph  # noqa: E402
 from hlobridge.passes.graph.mark_for_compilation import ClusterOptions, mark_for_compilation  # noqa: E402
 
 
 def step_of(folder: Path, batch: int | None, fetch: list | None = None):
-    """(graph, fetched names, {feed: shape}) of a graph.json folder or a corpus case; `fetch`
-    names other fetches (e.g. ResNet-50's logits:0: its forward pass)."""
-    meta_path = folder / "graph.json"
-    if not meta_path.is_file():
-        meta_path = folder / "case.json"
-    meta = json.loads(meta_path.read_text())
-    graph = load_graph(folder / "graph.pb")
-    if meta.get("train_op"):
-        fetches = [meta["train_op"], meta.get("loss") or meta["fetches"][0]["name"]]
+    """(graph, fetched names, {feed: shape}) of a graph.json folder or a corpus case (its first
+    train step or inference run); `fetch` names other fetches (e.g. ResNet-50's logits:0: its
+    forward pass)."""
+    if (folder / "graph.json").is_file():
+        meta = json.loads((folder / "graph.json").read_text())
+        graph = load_graph(folder / "graph.pb")
+        fetches = [meta["train_op"], meta["loss"]]
+        shapes = {f["name"]: tuple(batch if d is None else d for d in f["shape"]) for f in meta["feeds"]}
     else:
-        fetches = [f["name"] for f in meta["fetches"]]
-    fetches = fetch or fetches
-    shapes = {}
-    for f in meta["feeds"]:
-        dims = list(f["shape"])
-        if dims and dims[0] is None:
-            dims[0] = batch or _case_batch(folder, meta, f["name"])
-        shapes[f["name"]] = tuple(dims)
-    return graph, fetches, shapes
-
-
-def _case_batch(folder: Path, meta: dict, name: str) -> int:
-    import numpy as np
-    data = np.load(folder / meta["data"])
-    run = (meta.get("runs") or [{}])[0]
-    key = run.get("feeds", {}).get(name) or next(k for k in data.files if k.endswith(f"feed/{name}"))
-    return int(data[key].shape[0])
+        case = Case.load(folder)
+        _, _, fetches, feeds = case.first_run()
+        graph = load_graph(case.graph_path)
+        shapes = {name: value.shape for name, value in feeds.items()}
+    return graph, fetch or fetches, shapes
 
 
 def report(folder: Path, batch, precision: str, lowering: str, card, fetch=None, fusion="iree",
@@ -103,7 +91,7 @@ def report(folder: Path, batch, precision: str, lowering: str, card, fetch=None,
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("folder", type=Path)
-    p.add_argument("--batch", type=int, default=None, help="batch of a graph.json folder (default: the case's)")
+    p.add_argument("--batch", type=int, default=64, help="batch of a graph.json folder (a case has its own)")
     p.add_argument("--precision", nargs="+", default=["f32", "bf16"], help="f32, bf16, f16, bf16x3")
     p.add_argument("--lowering", nargs="+", default=["cuda", "llvm-cpu"], choices=["cuda", "llvm-cpu"])
     p.add_argument("--fetch", action="append", default=None,
