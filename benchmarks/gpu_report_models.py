@@ -84,8 +84,8 @@ def report(folder: Path, batch, precision: str, lowering: str, card, fetch=None,
              "bytes": sum(g["bytes"] for g in done), "dispatches": sum(g["dispatches"] for g in done),
              "estimated_ms": round(sum(g["estimated_ms"] for g in done), 3)}
     return {"model": folder.name + ("" if fetch is None else f" ({', '.join(fetch)})"),
-            "fusion": fusion, "iree_flags": list(iree_flags), "batch": shapes, "precision": precision, "lowering": lowering,
-            "gpu": total, "clusters": clusters}
+            "fusion": fusion, "iree_flags": list(iree_flags), "batch": shapes, "precision": precision,
+            "lowering": lowering, "gpu": total, "clusters": clusters}
 
 
 def main(argv=None) -> int:
