@@ -7,8 +7,8 @@ precision), so each row here answers one question the static report (docs/gpu.md
 
 - cpu-lowering: ResNet-50 lowered the CPU's way (im2col, row taps, MatMul in TF's blocks of
   256) and compiled for CUDA, i.e. every build before the lowering chose per target. The plain
-  row against it measures part 2 (the report: bf16 training 1626 -> 1185 dispatches, 51.6 ->
-  39.3 GB moved, roofline 20.5 -> 15.7 ms on an H100).
+  row against it measures part 2 (the report: bf16 training 1,486 -> 923 dispatches, 68.7 ->
+  43.9 GB moved, roofline 25.9 -> 16.7 ms on an H100).
 - bf16x3: f32 dots and convolutions as three bf16 tensor-core products
   (passes/ir/split_contractions.py), IREE's stand-in for TF32, which its CUDA target lacks.
   Only the f32 and tf32 rows change (gpu_check sets `precision` per row; bf16 stays bf16).
