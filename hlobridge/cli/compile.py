@@ -8,6 +8,7 @@
     hlobridge-compile graph.pbtxt -o m.vmfb --dump-to dumps/ --dump-pass 'simplify|iree-flow'
     hlobridge-compile graph.pbtxt -o m.vmfb --fusion none --stats stats.json  # dispatch counts
     hlobridge-compile graph.pbtxt -o model.mlirbc --backend xla  # XLA's portable StableHLO artifact
+    hlobridge-compile graph.pbtxt -o m.vmfb --target cuda --stats stats.json --card h100  # + GPU report
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from hlobridge.passes.ir.fusion import MODES as FUSION_MODES
 from ..compile import driver as compiler
 from ..compile.driver import CompileOptions, Dumper
 from ..compile.backend import resolve
+from ..compile.gpu_cards import CARDS, DEFAULT_CARD, card as gpu_card
 from ..compile.options import BACKENDS, DATA_TILING
+from ..debug import gpu_report
 from . import saved_model
 from .common import add_io_arguments, io_options, run_main
 
@@ -62,7 +65,11 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     p.add_argument("--stats", default=None, metavar="FILE",
                    help="write IREE's dispatch statistics as JSON: dispatches (kernel launches per "
                         "call; with data tiling, the initializer's weight packing too), "
-                        "executables (distinct kernels), fills, copies")
+                        "executables (distinct kernels), fills, copies; with --target cuda also the "
+                        "GPU report (docs/gpu.md): per dispatch its TF nodes, FLOPs, bytes, IREE "
+                        "pipeline, tensor-core use and roofline time on --card, totals under \"gpu\"")
+    p.add_argument("--card", default=DEFAULT_CARD, choices=sorted(CARDS),
+                   help="the GPU whose peak rates the --stats GPU report assumes (default: %(default)s)")
     p.add_argument("--dump-to", "--dump-ir", dest="dump_to", default=None, metavar="DIR",
                    help="write the IR after every stage and pass to DIR as numbered files "
                         "(default: HLOBRIDGE_FLAGS' --dump-to)")
@@ -90,17 +97,25 @@ def main(argv=None) -> int:
     dump = Dumper.from_flags(args.dump_to, args.dump_pass)
     if args.emit == "stablehlo":
         lowered = compiler.lower_graph(graph, dump=dump, stages=options.stages(),
-                                       backend=resolve(options.backend, options.target), **io)
+                                       backend=resolve(options.backend, options.target),
+                                       target=options.lowers_for(), **io)
         text = lowered.text()
         if args.output == "-":
             sys.stdout.write(text)
         else:
             Path(args.output).write_text(text)
         return 0
-    model = compiler.compile_graph(graph, options=options, dump=dump, **io)
+    kernels = {} if args.stats and args.target == "cuda" else None
+    model = compiler.compile_graph(graph, options=options, dump=dump, kernels=kernels, **io)
     model.save(args.output)
     if args.stats:
-        Path(args.stats).write_text(json.dumps(model.stats, indent=2) + "\n")
+        stats = dict(model.stats)
+        if kernels is not None:
+            found = gpu_report.report(model.lowered.text(debug_info=True), model.options, kernels,
+                                      gpu_card(args.card))
+            stats.update(found)
+            print(gpu_report.format_summary(found["gpu"], found["gpu_dispatches"]), file=sys.stderr)
+        Path(args.stats).write_text(json.dumps(stats, indent=2) + "\n")
     sig = model.signature
     kind = args.target if model.options.backend == "iree" else f"{model.options.backend} portable artifact"
     print(f"wrote {args.output} ({len(model.vmfb)} bytes, {kind}): "

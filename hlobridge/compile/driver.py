@@ -112,10 +112,11 @@ def input_specs(graph: Graph, in_refs: list[TensorRef], shapes: dict | None) -> 
 
 
 def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
-                dump: Dumper | None = None, stages=pipeline.DEFAULT_STAGES, backend: str = "iree") -> LoweredModule:
+                dump: Dumper | None = None, stages=pipeline.DEFAULT_STAGES, backend: str = "iree",
+                target: str = "llvm-cpu") -> LoweredModule:
     """Graph -> verified, simplified StableHLO: `stages` (passes/ir/pipeline.py) run on the
     lowered module, each dumped to `dump` (default: HLOBRIDGE_FLAGS' --dump-to, if any), the
-    op rules lowering for `backend` (ops/backend_style.py)."""
+    op rules lowering for `backend` (ops/backend_style.py) and IREE's `target`."""
     graph = load_graph(graph)
     dump = dump if dump is not None else Dumper.from_flags()
     in_refs, out_refs = resolve_io(graph, inputs, outputs)
@@ -132,7 +133,8 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
     if dump.wants("shapes"):
         dump("shapes", format_specs(graph, specs), ".txt")
     with lowering_for(backend):
-        lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions)
+        lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions, target=target,
+                                     keep_f32=pipeline.reduces_precision(stages))
     with lowered.context:
         if dump.wants("stablehlo"):
             dump("stablehlo", lowered.module.operation.get_asm())
@@ -171,20 +173,24 @@ def format_specs(graph: Graph, specs: dict) -> str:
 
 def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
                   options: CompileOptions | None = None, dump_dir=None,
-                  dump: Dumper | None = None) -> CompiledModel:
+                  dump: Dumper | None = None, kernels: dict | None = None) -> CompiledModel:
     """The whole pipeline; `dump_dir` (or a `dump`) receives every stage's IR as numbered
-    files (default: HLOBRIDGE_FLAGS' --dump-to, if any)."""
+    files (default: HLOBRIDGE_FLAGS' --dump-to, if any); a `kernels` dict what IREE made of
+    each CUDA dispatch (compile/gpu_kernels.py)."""
     options = options or CompileOptions()
     options.iree_flags()  # validate before the slow part
     backend = backend_of(options)
     options = replace(options, backend=backend.name)  # "auto" decided
     dump = dump if dump is not None else Dumper.from_flags(dump_dir)
     lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, dump=dump,
-                          stages=options.stages(), backend=backend.name)
+                          stages=options.stages(), backend=backend.name, target=options.lowers_for())
     text = lowered.text()
     options = options.for_module(reads_variables=bool(lowered.resource_args))
     stats = {"fusion": options.fusion} if backend.name == "iree" else {"backend": backend.name}
-    vmfb = backend.compile(text, options, dump, stats=stats)
+    if kernels is not None and backend.name == "iree":  # the GPU report reads IREE's CUDA kernels
+        vmfb = compile_mlir(text, options, dump, stats=stats, kernels=kernels)
+    else:
+        vmfb = backend.compile(text, options, dump, stats=stats)
     return CompiledModel(vmfb, lowered, options, text, stats=stats)
 
 

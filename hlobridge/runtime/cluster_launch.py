@@ -426,7 +426,8 @@ class ClusterLaunch:
         with lowering_for(self.config.options.backend):
             lowered = lower_to_stablehlo(self.graph, specs, self.tensor_inputs, self.outputs,
                                          nodes=self.nodes, resources=self.resources, module_name=self.name,
-                                         functions=self.functions)
+                                         functions=self.functions, target=self.config.options.lowers_for(),
+                                         keep_f32=pipeline.reduces_precision(stages))
         with lowered.context:
             for fn, _ in signed_functions(lowered.module):
                 note_in_reflection(fn, {VARIABLES_KEY: json.dumps({
