@@ -90,8 +90,8 @@ class Session:
                        the calling thread instead, 2-3x faster there: HLOBRIDGE_FLAGS
                        --small-cluster-flops), "cpu" (local-sync: every cluster on the
                        calling thread) or "cuda"
-    cache_dir          where compiled clusters persist (None: the default, see
-                       compile_cache; False: memory only)
+    cache_dir          where compiled clusters persist, and the parsed form of a large
+                       .pbtxt (None: the default, see compile_cache; False: memory only)
     min_cluster_size, max_cluster_size   clustering limits (auto mode)
     recompile_warning  warn when a cluster compiles more input signatures than this
     tags               for a SavedModel directory: the MetaGraph's tags (default ["serve"]);
@@ -104,7 +104,7 @@ class Session:
         if jit not in JIT_MODES:
             raise HlobridgeError(f"jit must be one of {', '.join(JIT_MODES)}, got '{jit}'")
         graph, restore = saved_model_source(graph, tags)  # a SavedModel directory: its graph
-        self.graph: Graph = load_graph(graph)
+        self.graph: Graph = load_graph(graph, cache_dir)  # (a large .pbtxt: its parse cached there too)
         self.jit = jit
         self.device = device
         self.cluster_options = ClusterOptions(jit, min_cluster_size, max_cluster_size)
