@@ -7,14 +7,19 @@ once: its binary form is kept in the cache directory (text_cache.py).
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 from pathlib import Path
 
 from google.protobuf import message, text_format
 
+from ..debug import progress
 from ..errors import GraphDefError
 from . import text_cache
 from .proto.schema import GraphDef
+
+log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = (".pbtxt", ".pbtext", ".txt", ".prototxt")
 
@@ -78,7 +83,11 @@ def read_graphdef(path: str | os.PathLike, cache_dir=None):
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise GraphDefError(f"{path}: not UTF-8 text (a binary .pb?): {e}") from None
-        graph_def = parse_text(text, str(path))
+        with progress.activity("loading"):
+            progress.report("parsing", f"{path.name} ({len(data) / 1e6:.0f} MB of text)")
+            start = time.perf_counter()
+            graph_def = parse_text(text, str(path))
+            log.info("parsed %s (%.0f MB of text) in %.1f s", path, len(data) / 1e6, time.perf_counter() - start)
         if text_suffix:  # keyed by the bytes parsed (the file may have changed since it was hashed)
             text_cache.keep(text_cache.entry_for_text(data, cache_dir), graph_def)
         return graph_def

@@ -19,6 +19,7 @@ parsed every time: it parses faster than it hashes and writes.
 from __future__ import annotations
 
 import hashlib
+import logging
 import mmap
 import warnings
 from pathlib import Path
@@ -29,6 +30,7 @@ from ..disk_cache import cache_dir_of, unseal, write_sealed
 from ..errors import CacheWarning
 from .proto import schema
 
+log = logging.getLogger(__name__)
 MIN_BYTES = 1 << 20  # smaller text parses in well under 0.1 s
 _SEAL = b"\0hlobridge-graphdef-sha256\0"
 
@@ -68,6 +70,7 @@ def load(path: Path | None):
         graph_def = schema.GraphDef()
         try:
             graph_def.ParseFromString(data)
+            log.info("parsed GraphDef text found in the cache: %s", path)
             return graph_def
         except message.DecodeError:
             pass
@@ -82,6 +85,7 @@ def keep(path: Path | None, graph_def) -> None:
         return
     try:
         write_sealed(path, graph_def.SerializeToString(), _SEAL)
+        log.info("kept the parsed GraphDef as %s", path)
     except OSError as e:
         warnings.warn(CacheWarning(f"cannot write the parsed GraphDef to {path.parent}: {e.strerror or e}; "
                                    "the next load parses the text again"), stacklevel=3)

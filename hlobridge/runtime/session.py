@@ -20,6 +20,7 @@ reference kernel.
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -31,7 +32,7 @@ from ..analysis.graph_algorithms import ranked_topological_order
 from ..analysis.shape_inference import infer_specs, outputs_by_node
 from ..compile.cache import CompileCache
 from ..compile.driver import CompileOptions
-from ..debug import profile_capture, timeline
+from ..debug import profile_capture, progress, timeline
 from ..debug.clustering_dump import dump_if_flags_ask
 from ..errors import HlobridgeError, InputError
 from ..frontend.functions import library_of
@@ -128,18 +129,21 @@ class Session:
         `options=RunOptions(trace=True, trace_path=...)` records a timeline (debug/timeline.py);
         `RunOptions(profile=True)` also times each IREE dispatch (debug/profile.py)."""
         structure, feeds, plan = self._plan_for(fetches, feed_dict)
-        if not plan.ran:
-            plan.ran = True
-            compile_ahead([u for u in plan.units if isinstance(u, ClusterLaunch)], {**plan.constants, **feeds})
-        if options is not None and (options.trace or options.profile):
-            observer = profile_capture.ProfiledRun if options.profile else timeline.RunTrace
-            trace = observer(options, run_metadata, f"hlobridge Session (jit={self.jit}, {self.device})",
-                             self.compile_events)
-            start = time.perf_counter()
-            values = plan.execute(feeds, self._env, trace.wrap(plan.units))
-            trace.finish(start, time.perf_counter(), plan)
-        else:
-            values = plan.execute(feeds, self._env)
+        first, plan.ran = not plan.ran, True
+        with progress.activity("Session.run, first run") if first else contextlib.nullcontext():
+            if first:  # where its clusters compile
+                launches = [u for u in plan.units if isinstance(u, ClusterLaunch)]
+                progress.expect(len(launches))
+                compile_ahead(launches, {**plan.constants, **feeds})
+            if options is not None and (options.trace or options.profile):
+                observer = profile_capture.ProfiledRun if options.profile else timeline.RunTrace
+                trace = observer(options, run_metadata, f"hlobridge Session (jit={self.jit}, {self.device})",
+                                 self.compile_events)
+                start = time.perf_counter()
+                values = plan.execute(feeds, self._env, trace.wrap(plan.units))
+                trace.finish(start, time.perf_counter(), plan)
+            else:
+                values = plan.execute(feeds, self._env)
         return _rebuild(structure, [None if ref is None else values[ref] for ref in plan.fetch_refs])
 
     def clustering(self, fetches, feed_dict: dict | None = None) -> Clustering:
