@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from ..compile.driver import parse_shape
+from ..debug import progress
 from ..errors import HlobridgeError
 
 
@@ -39,11 +41,57 @@ def io_options(args) -> dict:
 
 
 def run_main(prog: str, main, argv=None) -> int:
-    """Call main(argv); print hlobridge errors as `prog: error: ...` and return 1."""
+    """Call main(argv) as an activity with a progress line (debug/progress.py: on a terminal,
+    unless -q); print hlobridge errors as `prog: error: ...` and return 1."""
     try:
-        return main(argv) or 0
+        with progress.activity(prog):
+            return main(argv) or 0
     except HlobridgeError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add -v/--verbose and -q/--quiet: how much the tool says on stderr besides its result."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("-v", "--verbose", action="count", default=0,
+                       help="log what each stage did and how long it took (-vv: debug detail)")
+    group.add_argument("-q", "--quiet", action="store_true",
+                       help="no progress line and no notes on stderr: errors only")
+
+
+class _TerminalHandler(logging.StreamHandler):
+    """Log records on stderr as it is now (a test may have replaced it), after erasing the
+    progress line (it is redrawn on its next tick)."""
+
+    def __init__(self):
+        super().__init__()
+        self.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _):  # StreamHandler.__init__ sets one; stderr is looked up at each record
+        pass
+
+    def emit(self, record: logging.LogRecord) -> None:
+        progress.clear()
+        super().emit(record)
+
+
+_HANDLER = _TerminalHandler()
+
+
+def configure_output(args) -> None:
+    """Apply -v/-q: the `hlobridge` logger's level and handler, and the progress line (shown on a
+    terminal unless -q)."""
+    level = logging.ERROR if args.quiet else {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
+    logger = logging.getLogger("hlobridge")
+    logger.setLevel(level)
+    if _HANDLER not in logger.handlers:
+        logger.addHandler(_HANDLER)
+    progress.configure("off" if args.quiet else "auto")

@@ -28,7 +28,7 @@ from ..compile.gpu_cards import CARDS, DEFAULT_CARD, card as gpu_card
 from ..compile.options import BACKENDS, DATA_TILING
 from ..debug import gpu_report
 from . import saved_model
-from .common import add_io_arguments, io_options, run_main
+from .common import add_io_arguments, add_output_arguments, configure_output, io_options, run_main
 
 PROG = "hlobridge-compile"
 
@@ -80,12 +80,14 @@ def parse_arguments(argv=None) -> argparse.Namespace:
                    help="extra flag passed to iree-compile (repeatable)")
     add_io_arguments(p)
     saved_model.add_cli_arguments(p)
+    add_output_arguments(p)
     return p.parse_args(argv)
 
 
 def main(argv=None) -> int:
     """Compile the graph to a .vmfb (and --stats JSON), or emit its StableHLO; returns the exit status."""
     args = parse_arguments(argv)
+    configure_output(args)
     options = CompileOptions(target=args.target, cpu=args.cpu, cpu_triple=args.cpu_triple,
                              cuda_arch=args.cuda_arch, extra_flags=args.iree_flag,
                              precision=args.precision, fusion=args.fusion, data_tiling=args.data_tiling,
@@ -117,10 +119,11 @@ def main(argv=None) -> int:
             print(gpu_report.format_summary(found["gpu"], found["gpu_dispatches"]), file=sys.stderr)
         Path(args.stats).write_text(json.dumps(stats, indent=2) + "\n")
     sig = model.signature
-    kind = args.target if model.options.backend == "iree" else f"{model.options.backend} portable artifact"
-    print(f"wrote {args.output} ({len(model.vmfb)} bytes, {kind}): "
-          f"{', '.join(n for n, _ in sig.inputs)} -> {', '.join(n for n, _ in sig.outputs)}",
-          file=sys.stderr)
+    if not args.quiet:
+        kind = args.target if model.options.backend == "iree" else f"{model.options.backend} portable artifact"
+        print(f"wrote {args.output} ({len(model.vmfb)} bytes, {kind}): "
+              f"{', '.join(n for n, _ in sig.inputs)} -> {', '.join(n for n, _ in sig.outputs)}",
+              file=sys.stderr)
     return 0
 
 

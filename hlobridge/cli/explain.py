@@ -25,7 +25,7 @@ from ..errors import HlobridgeError
 from ..debug.explain import explain
 from ..debug.graphviz import clustered_graph_dot
 from . import saved_model
-from .common import input_shapes, run_main
+from .common import add_output_arguments, configure_output, input_shapes, run_main
 
 PROG = "hlobridge-explain"
 
@@ -55,6 +55,7 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=DIMS",
                    help="shape of a placeholder or fed tensor for --dispatches, e.g. x:0=32,784 (repeatable)")
     saved_model.add_cli_arguments(p)
+    add_output_arguments(p)
     return p.parse_args(argv)
 
 
@@ -62,6 +63,7 @@ def main(argv=None) -> int:
     """Print the clustering explanation (text or --json), then write the --dot and --dump-to files;
     returns the exit status."""
     args = parse_arguments(argv)
+    configure_output(args)
     modes = [m.strip() for m in args.dispatches.split(",") if m.strip()] if args.dispatches else None
     unknown = [m for m in modes or () if m not in FUSION_MODES]
     if unknown:

@@ -23,7 +23,7 @@ import sys
 from ..errors import HlobridgeError
 from ..ops import REGISTRY, typesets
 from ..ops.coverage import coverage_summary, xla_coverage
-from .common import run_main
+from .common import add_output_arguments, configure_output, run_main
 
 PROG = "hlobridge-ops"
 
@@ -50,6 +50,7 @@ def parse_arguments(argv=None) -> argparse.Namespace:
                        "or unregistered, each with its reason; the summary gives the coverage")
     p.add_argument("--dtype", metavar="NAME", help="only ops that compile (or, kernel-only, run) for this dtype")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    add_output_arguments(p)
     return p.parse_args(argv)
 
 
@@ -137,6 +138,7 @@ def _print_json(records: list[dict]) -> None:
 def main(argv=None) -> int:
     """Print the selected ops as a table and summary, or as JSON; returns the exit status."""
     args = parse_arguments(argv)
+    configure_output(args)
     if args.missing:
         if args.dtype is not None:
             raise HlobridgeError("--missing lists ops, not dtypes: leave out --dtype")

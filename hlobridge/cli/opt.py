@@ -24,7 +24,7 @@ from hlobridge.passes.ir import pipeline
 from ..compile import driver as compiler
 from ..compile.driver import CompileOptions
 from ..errors import CompileError, HlobridgeError
-from .common import add_io_arguments, io_options, run_main
+from .common import add_io_arguments, add_output_arguments, configure_output, io_options, run_main
 
 PROG = "hlobridge-opt"
 GRAPH_STAGES = ("graph", "shapes", "stablehlo")
@@ -50,6 +50,7 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     p.add_argument("--list-stages", action="store_true", help="list the stages and exit")
     p.add_argument("--list-passes", action="store_true", help="list the registered passes and exit")
     add_io_arguments(p)
+    add_output_arguments(p)
     args = p.parse_args(argv)
     if not (args.list_stages or args.list_passes) and not args.input:
         p.error("an input file is required")
@@ -99,6 +100,7 @@ def main(argv=None) -> int:
     """List stages or passes, or print (or write to -o) the IR after --stage or the --passes given;
     returns the exit status."""
     args = parse_arguments(argv)
+    configure_output(args)
     if args.list_stages:
         print("\n".join(STAGES))
         return 0

@@ -30,7 +30,7 @@ from ..errors import HlobridgeError
 from ..frontend.corpus_case import Case, is_case
 from ..ops.kinds import PLACEHOLDERS
 from ..runtime.session import Session
-from .common import input_shapes, run_main
+from .common import add_output_arguments, configure_output, input_shapes, run_main
 
 PROG = "hlobridge-profile"
 DEVICES = ("cpu-task", "cpu", "cuda")
@@ -66,6 +66,7 @@ def parse_arguments(argv=None) -> argparse.Namespace:
                         "launch, IREE's also per dispatch")
     p.add_argument("--fusion", default=CompileOptions.fusion, choices=FUSION_MODES,
                    help="who forms IREE dispatches (as hlobridge-compile --fusion; default %(default)s)")
+    add_output_arguments(p)
     return p.parse_args(argv)
 
 
@@ -124,6 +125,7 @@ def _random_feeds(session: Session, fetches: list, given: dict, shapes: dict) ->
 def main(argv=None) -> int:
     """Profile the step and print the table (or --json); write --trace; returns the exit status."""
     args = parse_arguments(argv)
+    configure_output(args)
     _check_counts(args)
     shapes = input_shapes(args.input_shape)
     feeds = _npy_feeds(args.feed)

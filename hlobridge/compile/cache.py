@@ -19,8 +19,8 @@ The disk cache lives in `$HLOBRIDGE_CACHE_DIR`, else `$XDG_CACHE_HOME/hlobridge`
 `~/.cache/hlobridge`; `cache_dir=False` disables it. Entries are written atomically
 (write to a temporary name, then rename), so concurrent processes never read half a file, and
 a process killed while writing leaves only a temporary file no reader opens. Each entry ends
-with a SHA-256 of its binary: an entry truncated or damaged later is not trusted but compiled
-again, with a `CacheWarning`. A disk that cannot be written (read-only, full) leaves the
+with a SHA-256 of its binary (disk_cache.py): an entry truncated or damaged later is not
+trusted but compiled again, with a `CacheWarning`. A disk that cannot be written (read-only, full) leaves the
 compiled clusters in memory, with one `CacheWarning` per cache.
 """
 
@@ -30,11 +30,11 @@ import hashlib
 import importlib.util
 import os
 import platform
-import tempfile
 import warnings
 from functools import cache
 from pathlib import Path
 
+from ..disk_cache import cache_dir_of, default_cache_dir, unseal, write_sealed  # noqa: F401  (default_cache_dir: public here too)
 from ..errors import CacheWarning
 
 from .backend import backend_of
@@ -48,14 +48,6 @@ class MemoryCache(dict):
 PROCESS_MEMORY = MemoryCache()  # the default: sessions of one process share compiled clusters
 # What ends every disk entry: this marker and the SHA-256 of the binary before it.
 _SEAL = b"\0hlobridge-vmfb-sha256\0"
-
-
-def default_cache_dir() -> Path:
-    """$HLOBRIDGE_CACHE_DIR, else $XDG_CACHE_HOME/hlobridge, else ~/.cache/hlobridge."""
-    if os.environ.get("HLOBRIDGE_CACHE_DIR"):
-        return Path(os.environ["HLOBRIDGE_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "hlobridge"
 
 
 @cache
@@ -98,10 +90,7 @@ class CompileCache:
     def __init__(self, directory: str | os.PathLike | bool | None = None, memory: MemoryCache | None = None):
         self.memory = PROCESS_MEMORY if memory is None else memory
         self._warned_unwritable = False
-        if directory is False:
-            self.directory = None
-        else:
-            self.directory = Path(directory) if directory not in (None, True) else default_cache_dir()
+        self.directory = cache_dir_of(directory)
 
     @staticmethod
     def key(mlir_text: str, options: CompileOptions) -> str:
@@ -146,9 +135,9 @@ class CompileCache:
                 self._store(path, self.memory[key])
             return self.memory[key], "memory"
         if path is not None and path.is_file():
-            vmfb = _unseal(path.read_bytes())
+            vmfb = unseal(path.read_bytes(), _SEAL)
             if vmfb is not None:
-                self.memory[key] = vmfb
+                vmfb = self.memory[key] = bytes(vmfb)
                 return vmfb, "disk"
             warnings.warn(CacheWarning(f"{path}: a truncated or damaged compile-cache entry; compiling again"),
                           stacklevel=4)
@@ -165,30 +154,13 @@ class CompileCache:
         return self.directory / f"{key}.vmfb" if self.directory else None
 
     def _store(self, path: Path, data: bytes) -> None:
-        tmp = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".vmfb")
-            with os.fdopen(fd, "wb") as f:  # the binary, then its seal (no copy of a large vmfb)
-                f.write(data)
-                f.write(_SEAL + hashlib.sha256(data).digest())
-            os.replace(tmp, path)
+            write_sealed(path, data, _SEAL)
         except OSError as e:  # a read-only or full disk costs only warm starts
-            if tmp is not None and os.path.exists(tmp):
-                os.unlink(tmp)
             if not self._warned_unwritable:
                 self._warned_unwritable = True
                 warnings.warn(CacheWarning(f"cannot write the compile cache in {path.parent}: "
                                            f"{e.strerror or e}; compiled clusters stay in memory"), stacklevel=3)
-
-
-def _unseal(entry: bytes) -> bytes | None:
-    """The binary of a disk entry, or None if its seal or checksum does not hold."""
-    end = len(entry) - len(_SEAL) - 32
-    if end < 0 or entry[end:end + len(_SEAL)] != _SEAL:
-        return None
-    data = entry[:end]
-    return data if hashlib.sha256(data).digest() == entry[-32:] else None
 
 
 def clear_memory_cache() -> None:

@@ -7,7 +7,9 @@ public API (`compile_graph`, `lower_graph`, `CompileOptions`) has always been.
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
@@ -17,6 +19,7 @@ from google.protobuf import text_format
 from hlobridge.passes.ir import pipeline
 
 from ..analysis.shape_inference import infer_specs
+from ..debug import progress
 from ..debug.dump import Dumper
 from ..debug.graphviz import dump_stablehlo_dot
 from ..errors import HlobridgeError
@@ -32,6 +35,8 @@ from ..spec import TensorSpec
 from .backend import backend_of
 from .iree import IREE_PHASES, compile_mlir  # noqa: F401  (public here)
 from .options import CPU_TRIPLES, DEFAULT_CUDA_ARCH, TARGETS, CompileOptions  # noqa: F401  (public here)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -117,6 +122,7 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
     """Graph -> verified, simplified StableHLO: `stages` (passes/ir/pipeline.py) run on the
     lowered module, each dumped to `dump` (default: HLOBRIDGE_FLAGS' --dump-to, if any), the
     op rules lowering for `backend` (ops/backend_style.py) and IREE's `target`."""
+    start = time.perf_counter()
     graph = load_graph(graph)
     dump = dump if dump is not None else Dumper.from_flags()
     in_refs, out_refs = resolve_io(graph, inputs, outputs)
@@ -127,11 +133,13 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
         raise HlobridgeError(f"input(s) {', '.join(unused)} are not read by the outputs "
                              f"({', '.join(map(str, out_refs))}); leave them out of --inputs")
     functions = FunctionRunner(library_of(graph), None)  # folds through If/While bodies, as TF does
+    progress.report("shape inference", f"{len(needed)} ops")
     specs = infer_specs(graph, needed, feeds, functions)
     if dump.wants("graph"):
         dump("graph", graph_text(graph), ".pbtxt")
     if dump.wants("shapes"):
         dump("shapes", format_specs(graph, specs), ".txt")
+    progress.report("lowering", f"{len(needed)} ops")
     with lowering_for(backend):
         lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions, target=target,
                                      keep_f32=pipeline.reduces_precision(stages))
@@ -141,6 +149,7 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
         pipeline.run(lowered.module, stages, dump=dump)
         dump_stablehlo_dot(dump, lowered.module, str(graph.source))
     lowered.verify()
+    log.info("lowered %s: %d ops to StableHLO in %.1f s", graph.source, len(needed), time.perf_counter() - start)
     return lowered
 
 
@@ -187,10 +196,14 @@ def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
     text = lowered.text()
     options = options.for_module(reads_variables=bool(lowered.resource_args))
     stats = {"fusion": options.fusion} if backend.name == "iree" else {"backend": backend.name}
+    stage = f"{backend.name}-compile"  # "iree-compile", as the tool is named
+    progress.report(stage, options.target)
+    start = time.perf_counter()
     if kernels is not None and backend.name == "iree":  # the GPU report reads IREE's CUDA kernels
         vmfb = compile_mlir(text, options, dump, stats=stats, kernels=kernels)
     else:
         vmfb = backend.compile(text, options, dump, stats=stats)
+    log.info("%s (%s): %.1f s, %d bytes", stage, options.target, time.perf_counter() - start, len(vmfb))
     return CompiledModel(vmfb, lowered, options, text, stats=stats)
 
 

@@ -8,8 +8,10 @@ rejects is compiled again without them, with a warning.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from iree.compiler import CompilerToolError, compile_str
 
 from hlobridge.passes.ir.dispatch_regions import without_regions
 
+from ..debug import progress
 from ..debug.dump import Dumper
 from ..errors import CompileError, FusionFallbackWarning
 from . import gpu_kernels, iree_stats
@@ -44,7 +47,8 @@ def compile_mlir(source: str | bytes, options: CompileOptions, dump: Dumper | No
         tmp = tempfile.mkdtemp(prefix="iree-phases-", dir=dump.directory)
         extra.append(f"--dump-compilation-phases-to={tmp}")
     try:
-        vmfb = _iree_compile(source, options, extra)
+        with _phases_shown(extra):
+            vmfb = _iree_compile(source, options, extra)
     finally:
         if stats_dir is not None:
             stats_file = Path(stats_dir.name) / "stats.json"
@@ -55,12 +59,39 @@ def compile_mlir(source: str | bytes, options: CompileOptions, dump: Dumper | No
             kernels.update(gpu_kernels.read_dump(kernel_dir.name))
             kernel_dir.cleanup()
     if tmp:
-        phases = sorted(Path(tmp).glob("*.mlir"), key=lambda p: int(p.name.split(".")[1]))
+        phases = sorted(Path(tmp).glob("*.mlir"), key=lambda p: int(p.name.rsplit(".", 3)[1]))
         for p in phases:
-            dump(f"iree-{p.name.split('.')[2]}", p.read_text())
+            dump(f"iree-{p.name.rsplit('.', 3)[2]}", p.read_text())
             p.unlink()
         Path(tmp).rmdir()
     return vmfb
+
+
+@contextlib.contextmanager
+def _phases_shown(extra: list[str]):
+    """While a progress line shows (debug/progress.py), the phase iree-compile is in: it dumps
+    each phase as it finishes (constants elided: the dumps only say how far it got) into a
+    directory a thread watches. Costs about a tenth of a small module's compile, so only on a
+    terminal; the binary is the same."""
+    if not progress.showing() or any(f.startswith("--dump-compilation-phases-to=") for f in extra):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="hlobridge-phases-") as tmp:
+        extra += [f"--dump-compilation-phases-to={tmp}", "--mlir-elide-elementsattrs-if-larger=16",
+                  "--mlir-elide-resource-strings-if-larger=16"]
+        stop = threading.Event()
+
+        def watch() -> None:
+            while not stop.wait(0.25):  # files are <module>.<n>.<phase>.mlir, n from 1
+                done = max((int(p.name.rsplit(".", 3)[1]) for p in Path(tmp).glob("*.mlir")), default=0)
+                progress.phase(IREE_PHASES[min(done, len(IREE_PHASES) - 1)])
+        watcher = threading.Thread(target=watch, name="hlobridge-iree-phases", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            watcher.join()
 
 
 def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]) -> bytes:

@@ -1,18 +1,25 @@
 """Reading GraphDef files: `.pbtxt` text and `.pb` binary, as TensorFlow writes them.
 
 Errors name the file and, for text, the line and column, with protobuf's own message
-("no field named ...", "expected ...") but none of its traceback.
+("no field named ...", "expected ...") but none of its traceback. A large text file is parsed
+once: its binary form is kept in the cache directory (text_cache.py).
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 from pathlib import Path
 
 from google.protobuf import message, text_format
 
+from ..debug import progress
 from ..errors import GraphDefError
+from . import text_cache
 from .proto.schema import GraphDef
+
+log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = (".pbtxt", ".pbtext", ".txt", ".prototxt")
 
@@ -58,19 +65,32 @@ def _looks_like_text(data: bytes) -> bool:
                                                               b"version", b"debug_info", b"#")
 
 
-def read_graphdef(path: str | os.PathLike):
-    """Read a GraphDef from `path`: text if the suffix says so (or the bytes look like text)."""
+def read_graphdef(path: str | os.PathLike, cache_dir=None):
+    """Read a GraphDef from `path`: text if the suffix says so (or the bytes look like text).
+    A text file (by its suffix) of a MiB or more is parsed once per content: `cache_dir` (None:
+    the default, False: none) keeps its binary form (text_cache.py)."""
     path = Path(path)
+    text_suffix = path.suffix in TEXT_SUFFIXES
     try:
+        cached = text_cache.load(text_cache.entry_for_file(path, cache_dir)) if text_suffix else None
+        if cached is not None:
+            return cached
         data = path.read_bytes()
     except OSError as e:
         raise GraphDefError(f"{path}: cannot read: {e.strerror}") from None
-    if path.suffix in TEXT_SUFFIXES or (path.suffix != ".pb" and _looks_like_text(data)):
+    if text_suffix or (path.suffix != ".pb" and _looks_like_text(data)):
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise GraphDefError(f"{path}: not UTF-8 text (a binary .pb?): {e}") from None
-        return parse_text(text, str(path))
+        with progress.activity("loading"):
+            progress.report("parsing", f"{path.name} ({len(data) / 1e6:.0f} MB of text)")
+            start = time.perf_counter()
+            graph_def = parse_text(text, str(path))
+            log.info("parsed %s (%.0f MB of text) in %.1f s", path, len(data) / 1e6, time.perf_counter() - start)
+        if text_suffix:  # keyed by the bytes parsed (the file may have changed since it was hashed)
+            text_cache.keep(text_cache.entry_for_text(data, cache_dir), graph_def)
+        return graph_def
     return parse_binary(data, str(path))
 
 

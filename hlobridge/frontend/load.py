@@ -25,12 +25,13 @@ def graph_from_graphdef(graph_def, source: str = "<graphdef>") -> Graph:
     return functionalize(inline_calls(graph))
 
 
-def load_graph(source) -> Graph:
-    """A Graph from a path, a GraphDef message, or a Graph (returned as is)."""
+def load_graph(source, cache_dir=None) -> Graph:
+    """A Graph from a path, a GraphDef message, or a Graph (returned as is). `cache_dir` keeps
+    a large text GraphDef's parsed form (graphdef.read_graphdef)."""
     if isinstance(source, Graph):
         return source
     if isinstance(source, (str, os.PathLike)):
-        return graph_from_graphdef(read_graphdef(source), str(source))
+        return graph_from_graphdef(read_graphdef(source, cache_dir), str(source))
     if isinstance(source, schema.GraphDef):
         return graph_from_graphdef(source)
     raise TypeError(f"expected a path, GraphDef or Graph, got {type(source).__name__}")

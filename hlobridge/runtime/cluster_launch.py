@@ -18,6 +18,7 @@ signatures is reported with a `RecompilationWarning` naming the shapes that chan
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 import warnings
@@ -41,6 +42,7 @@ from ..analysis.shape_inference import infer_specs
 from ..compile.backend import backend_of
 from ..compile.cache import CompileCache
 from ..compile.driver import CompileOptions, format_specs
+from ..debug import progress
 from ..debug.dump import Dumper, cluster_dumper
 from ..debug.graphviz import dump_stablehlo_dot
 from ..errors import HlobridgeError, JitFallbackWarning, RecompilationWarning
@@ -52,6 +54,8 @@ from .host import to_host
 from .caller_affinity import waiting_beside_the_pool
 from .module import DRIVERS, invoke_or_raise
 from .cluster_key import cluster_key_parts
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -317,6 +321,7 @@ class ClusterLaunch:
             exe, source = None, "fallback"
         self._record(key, source, start, time.perf_counter() - start, built)
         self.executables[key] = exe
+        progress.advance()
         return exe
 
     def feed_specs(self, args: list) -> dict:
@@ -382,6 +387,7 @@ class ClusterLaunch:
             if (under_way := self.state.compiling(key)) is not None:  # a cluster of the same key
                 return under_way
             start = time.perf_counter()
+            progress.report("lowering", self._progress_name())
             text = self.lower(feeds, options.stages()).text()
             lowering = time.perf_counter() - start
         except HlobridgeError as e:
@@ -390,6 +396,7 @@ class ClusterLaunch:
 
         def compile_text() -> Built:
             start = time.perf_counter()
+            progress.report(f"{options.backend}-compile", self._progress_name())
             vmfb = backend_of(options).compile(text, options)
             return Built(key, vmfb, "compiled", lowering, time.perf_counter() - start)
         if background:
@@ -440,11 +447,16 @@ class ClusterLaunch:
         lowered.verify()
         return lowered
 
+    def _progress_name(self) -> str:
+        return f"{self.name} ({len(self.nodes)} ops)"
+
     def _describe(self, key: tuple) -> str:
         return ", ".join(f"{r}: {dtype}{list(shape)}" for r, (dtype, shape) in zip(self.tensor_inputs, key)) \
             or "(none)"
 
     def _record(self, key: tuple, source: str, start: float, seconds: float, built: Built | None) -> None:
+        log.info("cluster %s (%d ops), inputs %s: %s in %.2f s", self.name, len(self.nodes), self._describe(key),
+                 source, seconds)
         self.state.events.append(CompileEvent(self.name, key[:len(self.tensor_inputs)], source, seconds, start,
                                               *((built.lowering, built.iree) if built else (0.0, 0.0)),
                                               backend=self.config.options.backend))

@@ -34,7 +34,7 @@ from ..analysis.shape_inference import infer_specs, outputs_by_node
 from ..compile.backend import resolve
 from ..compile.cache import CompileCache
 from ..compile.driver import CompileOptions
-from ..debug import profile_capture, timeline
+from ..debug import profile_capture, progress, timeline
 from ..debug.clustering_dump import dump_if_flags_ask
 from ..errors import HlobridgeError, InputError
 from ..frontend.functions import library_of
@@ -93,8 +93,8 @@ class Session:
                        the calling thread instead, 2-3x faster there: HLOBRIDGE_FLAGS
                        --small-cluster-flops), "cpu" (local-sync: every cluster on the
                        calling thread) or "cuda"
-    cache_dir          where compiled clusters persist (None: the default, see
-                       compile_cache; False: memory only)
+    cache_dir          where compiled clusters persist, and the parsed form of a large
+                       .pbtxt (None: the default, see compile_cache; False: memory only)
     min_cluster_size, max_cluster_size   clustering limits (auto mode)
     recompile_warning  warn when a cluster compiles more input signatures than this
     tags               for a SavedModel directory: the MetaGraph's tags (default ["serve"]);
@@ -114,7 +114,7 @@ class Session:
         if jit not in JIT_MODES:
             raise HlobridgeError(f"jit must be one of {', '.join(JIT_MODES)}, got '{jit}'")
         graph, restore = saved_model_source(graph, tags)  # a SavedModel directory: its graph
-        self.graph: Graph = load_graph(graph)
+        self.graph: Graph = load_graph(graph, cache_dir)  # (a large .pbtxt: its parse cached there too)
         # -- data parallelism (hlobridge.distributed): the graph with its gradient all-reduces
         self._parallel = None
         if data_parallel:
@@ -147,11 +147,14 @@ class Session:
         `options=RunOptions(trace=True, trace_path=...)` records a timeline (debug/timeline.py);
         `RunOptions(profile=True)` also times each IREE dispatch (debug/profile.py)."""
         structure, feeds, plan = self._plan_for(fetches, feed_dict)
-        if not plan.ran:
-            plan.ran = True
-            compile_ahead([u for u in plan.units if isinstance(u, ClusterLaunch)], {**plan.constants, **feeds})
-        with self._parallel.step(plan, self.variables) if self._parallel else nullcontext():
-            values = self._execute(plan, feeds, options, run_metadata)
+        first, plan.ran = not plan.ran, True
+        with progress.activity("Session.run, first run") if first else nullcontext():
+            if first:  # where its clusters compile
+                launches = [u for u in plan.units if isinstance(u, ClusterLaunch)]
+                progress.expect(len(launches))
+                compile_ahead(launches, {**plan.constants, **feeds})
+            with self._parallel.step(plan, self.variables) if self._parallel else nullcontext():
+                values = self._execute(plan, feeds, options, run_metadata)
         return _rebuild(structure, [None if ref is None else values[ref] for ref in plan.fetch_refs])
 
     def _execute(self, plan: Plan, feeds: dict, options, run_metadata) -> dict:

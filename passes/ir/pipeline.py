@@ -18,6 +18,7 @@ from typing import Callable, Iterable
 from iree.compiler import ir
 from iree.compiler.passmanager import PassManager
 
+from hlobridge.debug import progress
 from hlobridge.errors import HlobridgeError, LoweringError
 
 from .algebraic_simplify import algebraic_simplify
@@ -208,6 +209,8 @@ def run(module: ir.Module, stages: Iterable[Stage] = DEFAULT_STAGES, dump=None,
 
 def _run(stage: Stage, module: ir.Module, dump, prefix: str, until: str | None) -> bool:
     name = prefix + stage.name
+    if not prefix:
+        progress.report("StableHLO passes", name)
     if stage.passes:
         for p in stage.passes:
             if _run(p, module, dump, name + ".", until):

@@ -65,6 +65,6 @@ def test_a_full_disk_degrades_to_memory_with_one_warning(tmp_path, monkeypatch):
 def test_a_read_only_cache_directory_works_from_memory(tmp_path, monkeypatch):
     def denied(*args, **kwargs):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-    monkeypatch.setattr("hlobridge.compile.cache.tempfile.mkstemp", denied)
+    monkeypatch.setattr("hlobridge.disk_cache.tempfile.mkstemp", denied)
     with pytest.warns(CacheWarning, match="cannot write the compile cache .*: Permission denied"):
         assert _cache(tmp_path).get_or_compile(MODULE, CompileOptions())[1] == "compiled"
