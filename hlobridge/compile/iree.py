@@ -82,9 +82,11 @@ def _phases_shown(extra: list[str]):
         stop = threading.Event()
 
         def watch() -> None:
-            while not stop.wait(0.25):  # files are <module>.<n>.<phase>.mlir, n from 1
+            while True:  # files are <module>.<n>.<phase>.mlir, n from 1; shown from the start
                 done = max((int(p.name.rsplit(".", 3)[1]) for p in Path(tmp).glob("*.mlir")), default=0)
                 progress.phase(IREE_PHASES[min(done, len(IREE_PHASES) - 1)])
+                if stop.wait(0.25):
+                    return
         watcher = threading.Thread(target=watch, name="hlobridge-iree-phases", daemon=True)
         watcher.start()
         try:
