@@ -12,5 +12,5 @@ from . import (random_gamma_grad, random_sampling, stateful_random, stateless_ra
 from . import crop_and_resize, detection, image_adjust, image_grads  # noqa: F401,E402  (registration: image)
 from . import complex_parts, fft  # noqa: F401,E402  (registration: complex numbers and FFTs)
 from . import linalg_diag, linalg_factor, linalg_solve, special_math  # noqa: F401,E402  (registration: linalg, special math)
-from . import xla_call_module  # noqa: F401,E402  (registration: models exported from JAX)
+from . import xla  # noqa: F401,E402  (registration: the Xla* ops; XlaCallModule: models exported from JAX)
 from .registry import REGISTRY, OpContext, OpDef, lookup, register  # noqa: F401
