@@ -476,17 +476,24 @@ def gather(operand: Value, indices: Value, out_shape: Sequence[int], *, offset_d
 
 def scatter(operand: Value, indices: Value, updates: Value, *, update_window_dims,
             inserted_window_dims, scatter_dims_to_operand_dims, index_vector_dim: int,
-            op: str | None = "add") -> Value:
-    """Scatter `updates` into `operand`; op=None replaces, otherwise combines with stablehlo.<op>."""
+            op: str | Callable | None = "add", input_batching_dims=(), scatter_indices_batching_dims=(),
+            indices_are_sorted: bool = False) -> Value:
+    """Scatter `updates` into `operand`; op=None replaces, a name combines with stablehlo.<op>, a
+    callable (old, new) -> Value builds the combining region (XlaScatter's update computation)."""
     def lst(v):
         return "[" + ", ".join(str(int(i)) for i in v) + "]"
+    batching = (f"input_batching_dims = {lst(input_batching_dims)}, "
+                f"scatter_indices_batching_dims = {lst(scatter_indices_batching_dims)}, "
+                if input_batching_dims else "")
     dn = (f"#stablehlo.scatter<update_window_dims = {lst(update_window_dims)}, "
-          f"inserted_window_dims = {lst(inserted_window_dims)}, "
+          f"inserted_window_dims = {lst(inserted_window_dims)}, {batching}"
           f"scatter_dims_to_operand_dims = {lst(scatter_dims_to_operand_dims)}, "
           f"index_vector_dim = {int(index_vector_dim)}>")
-    sc = _create("stablehlo.scatter", [operand, indices, updates], [operand.type],
-                 {"scatter_dimension_numbers": _attr(dn)}, regions=1)
-    body = (lambda old, new: new) if op is None else _body_for(op)
+    attrs = {"scatter_dimension_numbers": _attr(dn)}
+    if indices_are_sorted:
+        attrs["indices_are_sorted"] = ir.BoolAttr.get(True)
+    sc = _create("stablehlo.scatter", [operand, indices, updates], [operand.type], attrs, regions=1)
+    body = (lambda old, new: new) if op is None else op if callable(op) else _body_for(op)
     _scalar_body(sc.regions[0], element_type_of(operand), 1, body)
     return sc.result
 

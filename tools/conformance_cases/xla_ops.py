@@ -5,13 +5,14 @@ therefore a tf.function that calls a `jit_compile=True` tf.function holding the 
 carries `_XlaMustCompile`), and the expected values are TensorFlow's results of that GraphDef
 as written (imported into a session, which compiles the inner function with XLA). The ops are
 written as users' code writes them: `tensorflow.compiler.tf2xla.python.xla`'s wrappers (what
-Keras 3's TensorFlow backend calls) and `tf.raw_ops.Xla*` where there is no wrapper.
+Keras 3's TensorFlow backend calls) and their generated ops (`gen_xla_ops`, or `tf.raw_ops` for the SPMD ones) where there is no wrapper.
 """
 
 import numpy as np
+from tensorflow.compiler.tf2xla.ops import gen_xla_ops as gx
 from tensorflow.compiler.tf2xla.python import xla
 
-from .registry import STYLE_FUNCTION, TOL_ELEMENTWISE, Built, case, concrete_graph, normal, tf
+from .registry import STYLE_FUNCTION, TOL_ELEMENTWISE, TOL_SUMS, Built, case, concrete_graph, normal, tf
 
 STYLE_XLA = "jit_compile tf.function called from a " + STYLE_FUNCTION
 
@@ -57,4 +58,88 @@ def _xla_slicing(rng):
     specs = [_spec("cache", [2, 8, 4]), _spec("kv", [2, 2, 4]), _spec("step", [], tf.int32), _spec("x", [5, 4])]
     cache, kv, x = normal(rng, 2, 8, 4), normal(rng, 2, 2, 4), normal(rng, 5, 4)
     runs = [(f"step{s}", _feeds(cache=cache, kv=kv, step=np.int32(s), x=x)) for s in (3, 7, -2)]
+    return xla_case(body, specs, runs)
+
+
+def _fn(f, *dtypes):
+    """A library function of scalars (a reducer, comparator or update computation)."""
+    return tf.function(f).get_concrete_function(*[tf.TensorSpec([], d) for d in dtypes])
+
+
+def _pb():
+    from tensorflow.compiler.xla import xla_data_pb2
+    return xla_data_pb2
+
+
+# ============================================================================================
+# gather, scatter, dot, convolution, einsum: XLA's general forms with serialized dimension numbers
+
+
+@case("xla_gather_scatter", "xla",
+      """XlaGather (rows of a table by a fed index, a clamped out-of-range start; 2-D windows
+      with an index vector dim of 0) and XlaScatter with an add and a max update computation
+      (library functions; duplicate indices combine, an out-of-range window is skipped).""",
+      style=STYLE_XLA, tol=TOL_ELEMENTWISE, expect_ops=["XlaGather", "XlaScatter"])
+def _xla_gather_scatter(rng):
+    pb = _pb()
+
+    def body(table, ids, updates):
+        rows = xla.gather(table, ids[:, None], pb.GatherDimensionNumbers(
+            offset_dims=[1], collapsed_slice_dims=[0], start_index_map=[0], index_vector_dim=1), [1, 4])
+        windows = xla.gather(table, tf.stack([ids, ids]), pb.GatherDimensionNumbers(
+            offset_dims=[1, 2], start_index_map=[0, 1], index_vector_dim=0), [2, 3])
+        dn = pb.ScatterDimensionNumbers(update_window_dims=[1], inserted_window_dims=[0],
+                                        scatter_dims_to_operand_dims=[0], index_vector_dim=1)
+        added = gx.xla_scatter(operand=table, scatter_indices=ids[:, None], updates=updates,
+                                      update_computation=_fn(lambda a, b: a + b, tf.float32, tf.float32),
+                                      dimension_numbers=dn.SerializeToString(), indices_are_sorted=False)
+        maxed = gx.xla_scatter(operand=table, scatter_indices=ids[:, None], updates=updates,
+                                      update_computation=_fn(tf.maximum, tf.float32, tf.float32),
+                                      dimension_numbers=dn.SerializeToString(), indices_are_sorted=False)
+        return {"rows": rows, "windows": windows, "added": added, "maxed": maxed}
+    specs = [_spec("table", [6, 4]), _spec("ids", [5], tf.int32), _spec("updates", [5, 4])]
+    table, updates = normal(rng, 6, 4), normal(rng, 5, 4)
+    runs = [("in_range", _feeds(table=table, ids=np.array([0, 5, 2, 2, 1], np.int32), updates=updates)),
+            ("out_of_range", _feeds(table=table, ids=np.array([7, -1, 3, 3, 4], np.int32), updates=updates))]
+    return xla_case(body, specs, runs)
+
+
+@case("xla_dot_conv", "xla",
+      """XlaDot (batch and contracting dims in unusual places), XlaDotV2 (int8 x int8 -> int32,
+      bf16 -> f32 preferred types), XlaConv (NCHW, strides, padding, lhs and rhs dilation) and
+      XlaConvV2 (feature groups, batch groups), XlaEinsum.""",
+      style=STYLE_XLA, tol=TOL_SUMS,
+      expect_ops=["XlaDot", "XlaDotV2", "XlaConv", "XlaConvV2", "XlaEinsum"])
+def _xla_dot_conv(rng):
+    pb = _pb()
+
+    def body(a, b, img, w, q):
+        dot = xla.dot_general(a, b, pb.DotDimensionNumbers(lhs_batch_dimensions=[1], rhs_batch_dimensions=[0],
+                                                           lhs_contracting_dimensions=[0],
+                                                           rhs_contracting_dimensions=[2]))
+        qi = tf.cast(q, tf.int8)
+        idot = xla.dot_general(qi, qi, pb.DotDimensionNumbers(lhs_contracting_dimensions=[1],
+                                                              rhs_contracting_dimensions=[1]),
+                               preferred_element_type=tf.int32)
+        hdot = xla.dot_general(tf.cast(q, tf.bfloat16), tf.cast(q, tf.bfloat16),
+                               pb.DotDimensionNumbers(lhs_contracting_dimensions=[0], rhs_contracting_dimensions=[0]),
+                               preferred_element_type=tf.float32)
+        nchw = pb.ConvolutionDimensionNumbers(input_batch_dimension=0, input_feature_dimension=1,
+                                              input_spatial_dimensions=[2, 3], kernel_output_feature_dimension=3,
+                                              kernel_input_feature_dimension=2, kernel_spatial_dimensions=[0, 1],
+                                              output_batch_dimension=0, output_feature_dimension=1,
+                                              output_spatial_dimensions=[2, 3])
+        conv = xla.conv(img, w, [2, 1], [(1, 2), (0, 1)], [1, 2], [2, 1], nchw)
+        grouped = xla.conv(img, w[:, :, :2, :], [1, 1], [(0, 0), (1, 0)], [1, 1], [1, 1], nchw,
+                           feature_group_count=2, use_v2=True)
+        batched = xla.conv(img, w[:, :, :, :2], [1, 1], [(1, 1), (1, 1)], [1, 1], [1, 1], nchw,
+                           batch_group_count=2, use_v2=True)
+        ein = xla.einsum(a, tf.transpose(b, [0, 2, 1]), equation="kbi,bkj->bij")
+        return {"dot": dot, "idot": idot, "hdot": hdot, "conv": conv, "grouped": grouped, "batched": batched,
+                "ein": ein}
+    specs = [_spec("a", [3, 2, 4]), _spec("b", [2, 5, 3]), _spec("img", [2, 4, 6, 5]), _spec("w", [3, 2, 4, 4]),
+             _spec("q", [3, 4])]
+    q = rng.integers(-100, 100, (3, 4)).astype(np.float32)
+    runs = [("run", _feeds(a=normal(rng, 3, 2, 4), b=normal(rng, 2, 5, 3), img=normal(rng, 2, 4, 6, 5),
+                           w=normal(rng, 3, 2, 4, 4), q=q))]
     return xla_case(body, specs, runs)

@@ -3,8 +3,10 @@
 is XlaDynamicUpdateSlice), each mapping almost one to one onto StableHLO (docs/xla_ops.md):
 
   slicing         XlaDynamicSlice, XlaDynamicUpdateSlice, XlaPad, XlaSplitND, XlaConcatND
+  gather_scatter  XlaGather, XlaScatter (its update computation a library function)
+  contractions    XlaDot, XlaDotV2, XlaConv, XlaConvV2, XlaEinsum
   call_module     XlaCallModule (a StableHLO module: models exported from JAX), with
   stablehlo_artifact  its reader
 """
 
-from . import call_module, slicing  # noqa: F401  (registration)
+from . import call_module, contractions, gather_scatter, slicing  # noqa: F401  (registration)
