@@ -401,11 +401,12 @@ def reduce_multi(inputs: Sequence[Value], inits: Sequence[Value], dims: Sequence
 
 
 def reduce_window(x: Value, init: Value, window: Sequence[int], strides: Sequence[int],
-                  padding: Sequence[tuple[int, int]], op: str = "add",
+                  padding: Sequence[tuple[int, int]], op: str | Callable = "add",
                   base_dilations: Sequence[int] | None = None,
                   window_dilations: Sequence[int] | None = None) -> Value:
-    """stablehlo.reduce_window combining with stablehlo.<op> (default add) from `init`; the output
-    shape is computed here, and dilations (default 1) are set only when given."""
+    """stablehlo.reduce_window combining with stablehlo.<op> (default add), or the region a
+    callable (acc, x) -> Value builds, from `init`; the output shape is computed here, and
+    dilations (default 1) are set only when given."""
     shape = shape_of(x)
     bd = list(base_dilations or [1] * len(shape))
     wd = list(window_dilations or [1] * len(shape))
@@ -434,13 +435,15 @@ def reduce_window(x: Value, init: Value, window: Sequence[int], strides: Sequenc
         attrs["window_dilations"] = i64_array(wd)
     rw = _create("stablehlo.reduce_window", [x, init], [ir.RankedTensorType.get(out, et)], attrs,
                  regions=1)
-    _scalar_body(rw.regions[0], et, 1, _body_for(op))
+    _scalar_body(rw.regions[0], et, 1, op if callable(op) else _body_for(op))
     return rw.result
 
 
 def select_and_scatter(operand: Value, source: Value, init: Value, window: Sequence[int],
-                       strides: Sequence[int], padding: Sequence[tuple[int, int]]) -> Value:
-    """MaxPool's gradient: scatter `source` onto the argmax (first GE) of each window, adding."""
+                       strides: Sequence[int], padding: Sequence[tuple[int, int]],
+                       select: Callable | None = None, scatter: Callable | None = None) -> Value:
+    """MaxPool's gradient by default: scatter `source` onto the argmax (first GE) of each window,
+    adding; `select` (a, b) -> i1 and `scatter` (old, new) -> Value build other regions."""
     et = element_type_of(operand)
     op = _create("stablehlo.select_and_scatter", [operand, source, init], [operand.type], {
         "window_dimensions": i64_array(window), "window_strides": i64_array(strides),
@@ -449,8 +452,9 @@ def select_and_scatter(operand: Value, source: Value, init: Value, window: Seque
     scalar = ir.RankedTensorType.get([], et)
     sel = op.regions[0].blocks.append(scalar, scalar)
     with ir.InsertionPoint(sel):
-        _create("stablehlo.return", [compare("GE", sel.arguments[0], sel.arguments[1])], [])
-    _scalar_body(op.regions[1], et, 1, _body_for("add"))
+        chosen = (select or (lambda a, b: compare("GE", a, b)))(sel.arguments[0], sel.arguments[1])
+        _create("stablehlo.return", [chosen], [])
+    _scalar_body(op.regions[1], et, 1, scatter or _body_for("add"))
     return op.result
 
 

@@ -143,3 +143,47 @@ def _xla_dot_conv(rng):
     runs = [("run", _feeds(a=normal(rng, 3, 2, 4), b=normal(rng, 2, 5, 3), img=normal(rng, 2, 4, 6, 5),
                            w=normal(rng, 3, 2, 4, 4), q=q))]
     return xla_case(body, specs, runs)
+
+
+# ============================================================================================
+# reductions with a user's computation
+
+
+def _argmax_pair(a, ai, b, bi):
+    take_a = (a > b) | ((a == b) & (ai < bi))
+    return tf.where(take_a, a, b), tf.where(take_a, ai, bi)
+
+
+@case("xla_reductions", "xla",
+      """XlaReduce (a sum and a max reducer, library functions), XlaVariadicReduceV2 and
+      XlaVariadicReduce (an argmax over (value, index) pairs; two sums), XlaReduceWindow (a max
+      window with strides, padding and base/window dilation), XlaSelectAndScatter (MaxPool's
+      gradient with a GE select and an add scatter, and a LE select).""",
+      style=STYLE_XLA, tol=TOL_SUMS,
+      expect_ops=["XlaReduce", "XlaVariadicReduceV2", "XlaVariadicReduce", "XlaReduceWindow",
+                  "XlaSelectAndScatter"])
+def _xla_reductions(rng):
+    f32, i32 = tf.float32, tf.int32
+    add, mx = _fn(lambda a, b: a + b, f32, f32), _fn(tf.maximum, f32, f32)
+
+    def body(x, src):
+        total = xla.reduce(x, tf.constant(0.0), [1], add)
+        peak = xla.reduce(x, tf.constant(-np.inf), [0, 1], mx)
+        idx = tf.broadcast_to(tf.range(6)[None, :], [4, 6])
+        value, where = xla.variadic_reduce((x, idx), (tf.constant(-np.inf), tf.constant(0)), [1],
+                                           _fn(_argmax_pair, f32, i32, f32, i32))
+        sums = gx.xla_variadic_reduce([x, 2 * x], [tf.constant(0.0), tf.constant(1.0)], [0],
+                                      _fn(lambda a, b, c, d: (a + c, b + d), f32, f32, f32, f32))
+        pooled = xla.reduce_window(x, tf.constant(-np.inf), mx, [2, 2], [1, 2], [2, 1], [1, 2],
+                                   [(1, 0), (0, 1)])
+        grad = xla.select_and_scatter(x, [2, 2], [2, 2], [[0, 0], [0, 0]], src, tf.constant(0.0),
+                                      _fn(tf.greater_equal, f32, f32), add)
+        low = xla.select_and_scatter(x, [2, 3], [2, 3], [[0, 0], [0, 0]], src[:, :2], tf.constant(1.0),
+                                     _fn(tf.less_equal, f32, f32), add)
+        return {"total": total, "peak": peak, "value": value, "where": where, "sum0": sums[0], "sum1": sums[1],
+                "pooled": pooled, "grad": grad, "low": low}
+    specs = [_spec("x", [4, 6]), _spec("src", [2, 3])]
+    x = normal(rng, 4, 6)
+    x[1, 2] = x[1, 4] = 5.0  # a tie: the lower index wins
+    runs = [("run", _feeds(x=x, src=normal(rng, 2, 3)))]
+    return xla_case(body, specs, runs)

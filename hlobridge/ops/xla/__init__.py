@@ -5,8 +5,10 @@ is XlaDynamicUpdateSlice), each mapping almost one to one onto StableHLO (docs/x
   slicing         XlaDynamicSlice, XlaDynamicUpdateSlice, XlaPad, XlaSplitND, XlaConcatND
   gather_scatter  XlaGather, XlaScatter (its update computation a library function)
   contractions    XlaDot, XlaDotV2, XlaConv, XlaConvV2, XlaEinsum
+  reductions      XlaReduce, XlaVariadicReduce/V2, XlaReduceWindow, XlaSelectAndScatter (their
+                  computations library functions)
   call_module     XlaCallModule (a StableHLO module: models exported from JAX), with
   stablehlo_artifact  its reader
 """
 
-from . import call_module, contractions, gather_scatter, slicing  # noqa: F401  (registration)
+from . import call_module, contractions, gather_scatter, reductions, slicing  # noqa: F401  (registration)
