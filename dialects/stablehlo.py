@@ -221,6 +221,14 @@ def clamp(lo: Value, x: Value, hi: Value) -> Value:
     return _one("stablehlo.clamp", [lo, x, hi])
 
 
+def reduce_precision(x: Value, exponent_bits: int, mantissa_bits: int) -> Value:
+    """stablehlo.reduce_precision: x rounded to a float format of these exponent and mantissa bits."""
+    i32 = ir.IntegerType.get_signless(32)
+    return _one("stablehlo.reduce_precision", [x], [x.type], {
+        "exponent_bits": ir.IntegerAttr.get(i32, int(exponent_bits)),
+        "mantissa_bits": ir.IntegerAttr.get(i32, int(mantissa_bits))})
+
+
 def convert(x: Value, dtype) -> Value:
     """stablehlo.convert of x's elements to `dtype`, keeping its shape."""
     return _one("stablehlo.convert", [x], [tensor_type(shape_of(x), dtype)])

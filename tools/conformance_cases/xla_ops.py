@@ -187,3 +187,105 @@ def _xla_reductions(rng):
     x[1, 2] = x[1, 4] = 5.0  # a tie: the lower index wins
     runs = [("run", _feeds(x=x, src=normal(rng, 2, 3)))]
     return xla_case(body, specs, runs)
+
+
+# ============================================================================================
+# sorting
+
+
+@case("xla_sorting", "xla",
+      """XlaSort (float32 with -inf, +inf and -0.0: XLA's total order; int32), XlaKeyValueSort
+      (float keys, int32 values), XlaVariadicSort along dimension 0 with a library comparator
+      (descending by the first operand, ties by the second ascending), stable and not.""",
+      style=STYLE_XLA, tol=TOL_ELEMENTWISE, expect_ops=["XlaSort", "XlaKeyValueSort", "XlaVariadicSort"])
+def _xla_sorting(rng):
+    f32, i32 = tf.float32, tf.int32
+
+    def desc_then_asc(a0, b0, a1, b1):
+        return (a0 > b0) | ((a0 == b0) & (a1 < b1))
+
+    def body(x, k):
+        keys, values = xla.key_value_sort(x, k)
+        a, b = xla.variadic_sort([tf.round(x), k], 0, _fn(desc_then_asc, f32, f32, i32, i32), True)
+        return {"sorted": xla.sort(x), "isorted": xla.sort(k), "keys": keys, "values": values, "a": a, "b": b}
+    specs = [_spec("x", [4, 5]), _spec("k", [4, 5], tf.int32)]
+    x = normal(rng, 4, 5) * 2
+    x[0, 1], x[1, 3], x[2, 0], x[2, 4] = -np.inf, np.inf, -0.0, 0.0
+    k = rng.permutation(20).reshape(4, 5).astype(np.int32)
+    runs = [("run", _feeds(x=x, k=k))]
+    return xla_case(body, specs, runs)
+
+
+# ============================================================================================
+# values and single-device annotations
+
+
+@case("xla_values", "xla",
+      """XlaBroadcastHelper (a vector into rank 3 at dim 1), XlaReducePrecision (bf16's 8/7 bits
+      and e5m10, with overflow to inf, underflow to zero, NaN), XlaDequantize (MIN_COMBINED, four
+      uint8 packed in a uint32, transposed and not), and the annotations that are the identity
+      on one device: XlaSharding (replicated and tiled), XlaSpmdFullToShardShape and
+      XlaSpmdShardToFullShape (replicated), XlaSetBound, XlaSetDynamicDimensionSize with a
+      constant size (a slice), XlaRemoveDynamicDimensionSize, XlaOptimizationBarrier.""",
+      style=STYLE_XLA, tol=TOL_ELEMENTWISE,
+      expect_ops=["XlaBroadcastHelper", "XlaReducePrecision", "XlaDequantize", "XlaSharding",
+                  "XlaSpmdFullToShardShape", "XlaSpmdShardToFullShape", "XlaSetBound",
+                  "XlaSetDynamicDimensionSize", "XlaRemoveDynamicDimensionSize", "XlaOptimizationBarrier"])
+def _xla_values(rng):
+    pb = _pb()
+    rep = pb.OpSharding(type=pb.OpSharding.REPLICATED).SerializeToString()
+    tiled = pb.OpSharding(type=pb.OpSharding.OTHER, tile_assignment_dimensions=[2, 1],
+                          tile_assignment_devices=[0, 1]).SerializeToString()
+
+    def body(v, t, x, q, n):
+        lhs, rhs = gx.xla_broadcast_helper(v, t, [1])
+        barrier = gx.xla_optimization_barrier([x, x + 1])
+        shard = xla.spmd_full_to_shard_shape(xla.sharding(x, sharding=rep), manual_sharding=rep)
+        full = xla.spmd_shard_to_full_shape(shard * 2, manual_sharding=rep, full_shape=[5, 3])
+        return {"lhs": lhs * rhs, "bf16": gx.xla_reduce_precision(x * 1e3, 8, 7),
+                "e5m10": gx.xla_reduce_precision(x * 1e4, 5, 10),
+                "deq": tf.cast(gx.xla_dequantize(q, -1.5, 2.0, "MIN_COMBINED", False), tf.float32),
+                "deq_t": tf.cast(gx.xla_dequantize(q, 0.0, 1.0, "MIN_COMBINED", True), tf.float32),
+                "tiled": xla.sharding(x, sharding=tiled) + 1, "full": full,
+                "bound": gx.xla_set_bound(n, 10) * 3,
+                "dyn": gx.xla_set_dynamic_dimension_size(x, 0, 3),
+                "undyn": gx.xla_remove_dynamic_dimension_size(x * 2, 0),
+                "b0": barrier[0], "b1": barrier[1]}
+    specs = [_spec("v", [2]), _spec("t", [3, 2, 4]), _spec("x", [5, 3]), _spec("q", [2, 3], tf.uint32),
+             _spec("n", [], tf.int32)]
+    x = normal(rng, 5, 3)
+    x[0, 0], x[0, 1], x[0, 2] = np.nan, 1e-12, 123.456
+    q = rng.integers(0, 2 ** 32, (2, 3), dtype=np.uint64).astype(np.uint32)
+    runs = [("run", _feeds(v=normal(rng, 2), t=normal(rng, 3, 2, 4), x=x, q=q, n=np.int32(4)))]
+    return xla_case(body, specs, runs)
+
+
+# ============================================================================================
+# control flow and linear algebra: XLA's own forms
+
+
+@case("xla_control_linalg", "xla",
+      """XlaWhile (a counted loop with a library cond and body; two runs), XlaSelfAdjointEig (lower True and False: eigenvalues and |v|),
+      XlaSvd (singular values, |U|, |V| and U S V^T; full U and V).""",
+      style=STYLE_XLA, tol={"rtol": 1e-4, "atol": 1e-4},
+      expect_ops=["XlaWhile", "XlaSelfAdjointEig", "XlaSvd"])
+def _xla_control_linalg(rng):
+    f32, i32 = tf.float32, tf.int32
+    step = tf.function(lambda i, acc: (i + 1, acc * 1.5 + tf.cast(i, f32))).get_concrete_function(
+        tf.TensorSpec([], i32), tf.TensorSpec([3], f32))
+    cond = tf.function(lambda i, acc: i < 4).get_concrete_function(tf.TensorSpec([], i32), tf.TensorSpec([3], f32))
+
+    def body(v, a, m):  # (XlaIf: TF 2.21's kernel reads an output_shapes attribute its op does not declare)
+        _, looped = gx.xla_while([tf.constant(0), v], cond=cond, body=step)
+        sym = a + tf.transpose(a)
+        w, vec = xla.self_adjoint_eig(sym, True, 100, 1e-6)
+        # lower=False on a symmetric matrix: TF 2.21 run from a session read the lower triangle of an
+        # upper-triangular input (its eager jit the upper one), so the triangle is not compared here
+        wu, vu = xla.self_adjoint_eig(sym * 2, False, 100, 1e-6)
+        s, u, vv = xla.svd(m, 100, 1e-6)
+        rebuilt = tf.matmul(u * s[None, :], vv[:, :2], transpose_b=True)
+        return {"looped": looped, "w": w, "v_abs": tf.abs(vec), "w_upper": wu,
+                "v_upper_abs": tf.abs(vu), "s": s, "u_abs": tf.abs(u), "vv_abs": tf.abs(vv), "rebuilt": rebuilt}
+    specs = [_spec("v", [3]), _spec("a", [3, 3]), _spec("m", [2, 3])]
+    runs = [(f"run{i}", _feeds(v=normal(rng, 3), a=normal(rng, 3, 3), m=normal(rng, 2, 3))) for i in range(2)]
+    return xla_case(body, specs, runs)

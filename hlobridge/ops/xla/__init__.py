@@ -7,8 +7,15 @@ is XlaDynamicUpdateSlice), each mapping almost one to one onto StableHLO (docs/x
   contractions    XlaDot, XlaDotV2, XlaConv, XlaConvV2, XlaEinsum
   reductions      XlaReduce, XlaVariadicReduce/V2, XlaReduceWindow, XlaSelectAndScatter (their
                   computations library functions)
+  sorting         XlaSort, XlaKeyValueSort, XlaVariadicSort (its comparator a library function)
+  values          XlaBroadcastHelper, XlaReducePrecision, XlaDequantize
+  single_device   XlaSharding, XlaSpmdFullToShardShape/ShardToFullShape, XlaSetBound,
+                  XlaSetDynamicDimensionSize, XlaRemoveDynamicDimensionSize, XlaOptimizationBarrier,
+                  XlaReplicaId: annotations, on one device
+  reused          XlaIf, XlaWhile, XlaSelfAdjointEig, XlaSvd: other ops' rules with fixed attributes
   call_module     XlaCallModule (a StableHLO module: models exported from JAX), with
   stablehlo_artifact  its reader
 """
 
-from . import call_module, contractions, gather_scatter, reductions, slicing  # noqa: F401  (registration)
+from . import (call_module, contractions, gather_scatter, reductions, reused, single_device, slicing,  # noqa: F401
+               sorting, values)  # (registration)
