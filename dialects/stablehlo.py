@@ -221,6 +221,14 @@ def clamp(lo: Value, x: Value, hi: Value) -> Value:
     return _one("stablehlo.clamp", [lo, x, hi])
 
 
+def rng_bit_generator(state: Value, shape: Sequence[int], dtype, algorithm: str) -> list[Value]:
+    """stablehlo.rng_bit_generator: (new state, random bits of `shape` and `dtype`) by
+    `algorithm` (DEFAULT, THREE_FRY, PHILOX)."""
+    op = _create("stablehlo.rng_bit_generator", [state], [state.type, tensor_type(shape, dtype)],
+                 {"rng_algorithm": _attr(f"#stablehlo<rng_algorithm {algorithm}>")})
+    return list(op.results)
+
+
 def reduce_precision(x: Value, exponent_bits: int, mantissa_bits: int) -> Value:
     """stablehlo.reduce_precision: x rounded to a float format of these exponent and mantissa bits."""
     i32 = ir.IntegerType.get_signless(32)

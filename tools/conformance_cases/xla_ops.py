@@ -289,3 +289,33 @@ def _xla_control_linalg(rng):
     specs = [_spec("v", [3]), _spec("a", [3, 3]), _spec("m", [2, 3])]
     runs = [(f"run{i}", _feeds(v=normal(rng, 3), a=normal(rng, 3, 3), m=normal(rng, 2, 3))) for i in range(2)]
     return xla_case(body, specs, runs)
+
+
+# ============================================================================================
+# random bits
+
+
+@case("xla_rng_bits", "xla",
+      """XlaRngBitGenerator as tf2xla's rng_bit_generator writes it (uint32 and uint64: TF's XLA kernel
+      takes no other): PHILOX ([2, 3], uint64 [3], [5]), THREEFRY ([3, 3]: no even dimension, uint64
+      [2, 2], [1]),
+      AUTO_SELECT (uint32 [4]), each with its new state; two fed states per run.""",
+      style=STYLE_XLA, tol=TOL_ELEMENTWISE, expect_ops=["XlaRngBitGenerator"])
+def _xla_rng_bits(rng):
+    alg = tf.random.Algorithm
+
+    def body(philox, threefry):
+        out = {}
+        for name, a, state, shape, dtype in (
+                ("p32", alg.PHILOX, philox, [2, 3], tf.uint32), ("p64", alg.PHILOX, philox, [3], tf.uint64),
+                ("p5", alg.PHILOX, philox, [5], tf.uint32), ("t32", alg.THREEFRY, threefry, [3, 3], tf.uint32),
+                ("t64", alg.THREEFRY, threefry, [2, 2], tf.uint64), ("t1", alg.THREEFRY, threefry, [1], tf.uint32),
+                ("auto", alg.AUTO_SELECT, philox, [4], tf.uint32)):
+            key, bits = xla.rng_bit_generator(a.value, state, shape, dtype)
+            out[name], out[name + "_key"] = bits, key
+        return out
+    specs = [_spec("philox", [3], tf.uint64), _spec("threefry", [2], tf.uint64)]
+    runs = [("small", _feeds(philox=np.array([1, 2, 3], np.uint64), threefry=np.array([1, 2], np.uint64))),
+            ("carry", _feeds(philox=np.array([2 ** 63 + 5, 2 ** 64 - 2, 7], np.uint64),
+                             threefry=np.array([2 ** 40 + 3, 2 ** 64 - 3], np.uint64)))]
+    return xla_case(body, specs, runs)

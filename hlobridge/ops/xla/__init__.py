@@ -13,9 +13,11 @@ is XlaDynamicUpdateSlice), each mapping almost one to one onto StableHLO (docs/x
                   XlaSetDynamicDimensionSize, XlaRemoveDynamicDimensionSize, XlaOptimizationBarrier,
                   XlaReplicaId: annotations, on one device
   reused          XlaIf, XlaWhile, XlaSelfAdjointEig, XlaSvd: other ops' rules with fixed attributes
+  rng             XlaRngBitGenerator (XLA's Philox and ThreeFry bits; rng_bits.py in NumPy)
+  refused         XlaCustomCall, XlaCustomCallV2: refused at load, naming the target
   call_module     XlaCallModule (a StableHLO module: models exported from JAX), with
   stablehlo_artifact  its reader
 """
 
-from . import (call_module, contractions, gather_scatter, reductions, reused, single_device, slicing,  # noqa: F401
-               sorting, values)  # (registration)
+from . import (call_module, contractions, gather_scatter, reductions, refused, reused, single_device,  # noqa: F401
+               rng, slicing, sorting, values)  # (registration)
