@@ -104,10 +104,12 @@ def input_specs(graph: Graph, in_refs: list[TensorRef], shapes: dict | None) -> 
     return feeds
 
 
-def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
+def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names: dict | None = None,
                 dump: Dumper | None = None, stages=pipeline.DEFAULT_STAGES) -> LoweredModule:
     """Graph -> verified, simplified StableHLO: `stages` (passes/ir/pipeline.py) run on the
-    lowered module, each dumped to `dump` (default: HLOBRIDGE_FLAGS' --dump-to, if any)."""
+    lowered module, each dumped to `dump` (default: HLOBRIDGE_FLAGS' --dump-to, if any).
+    `names` gives inputs and outputs the names the module's signature carries (tensor -> name;
+    a SavedModel signature's keys), else they are their tensors' names ("x:0")."""
     graph = load_graph(graph)
     dump = dump if dump is not None else Dumper.from_flags()
     in_refs, out_refs = resolve_io(graph, inputs, outputs)
@@ -124,6 +126,8 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
     if dump.wants("shapes"):
         dump("shapes", format_specs(graph, specs), ".txt")
     lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions)
+    if names:
+        lowered.rename({str(graph.tensor(k)): v for k, v in names.items()})
     with lowered.context:
         if dump.wants("stablehlo"):
             dump("stablehlo", lowered.module.operation.get_asm())
@@ -160,16 +164,16 @@ def format_specs(graph: Graph, specs: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
+def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names: dict | None = None,
                   options: CompileOptions | None = None, dump_dir=None,
                   dump: Dumper | None = None) -> CompiledModel:
     """The whole pipeline; `dump_dir` (or a `dump`) receives every stage's IR as numbered
-    files (default: HLOBRIDGE_FLAGS' --dump-to, if any)."""
+    files (default: HLOBRIDGE_FLAGS' --dump-to, if any); `names` as in lower_graph."""
     options = options or CompileOptions()
     options.iree_flags()  # validate before the slow part
     dump = dump if dump is not None else Dumper.from_flags(dump_dir)
-    lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, dump=dump,
-                          stages=options.stages())
+    lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, names=names,
+                          dump=dump, stages=options.stages())
     text = lowered.text()
     options = options.for_module(reads_variables=bool(lowered.resource_args))
     stats = {"fusion": options.fusion}

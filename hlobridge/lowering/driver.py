@@ -61,6 +61,18 @@ class LoweredModule:
         """Raise a LoweringError naming graph nodes if the module does not verify."""
         verify_module(self.context, self.module)
 
+    def rename(self, names: dict[str, str]) -> None:
+        """Give inputs and outputs public names (tensor name -> name, e.g. a SavedModel signature's
+        keys) in the signature and in the `iree.reflection` the .vmfb keeps."""
+        def renamed(items):
+            return [(names.get(n, n), spec) for n, spec in items]
+        self.signature = Signature(renamed(self.signature.inputs), renamed(self.signature.outputs))
+        with self.context:
+            for op in self.module.body.operations:
+                if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == self.func_name:
+                    op.attributes["iree.reflection"] = ir.DictAttr.get(
+                        {SIGNATURE_KEY: ir.StringAttr.get(self.signature.to_json())})
+
 
 def verify_module(context: ir.Context, module: ir.Module) -> None:
     """Verify, turning MLIR diagnostics into a LoweringError that names graph nodes."""
