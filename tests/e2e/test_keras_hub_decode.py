@@ -1,0 +1,44 @@
+"""Text generation with keras-hub causal LMs (issue 30, part 2): the KV-cached decode step of a
+Llama-3-architecture and a Gemma-architecture model (small configurations, random weights),
+saved as a SavedModel signature by tools/keras_hub_decode.py, compiled whole by
+`hlobridge-compile dir --signature decode_step`, generates TensorFlow's 32 greedy tokens with
+the cache a DeviceArray that stays on the device between steps."""
+
+import numpy as np
+import pytest
+from iree import runtime as rt
+
+from benchmarks.keras_hub_decode import compile_decode_step, generate
+from hlobridge import runtime
+
+from tests.conftest import TESTS
+
+MODELS = TESTS / "data" / "saved_models"
+
+
+@pytest.mark.parametrize("arch", ["llama3", "gemma"])
+def test_greedy_decoding_gives_tensorflows_tokens(arch, tmp_path):
+    import json
+    model_dir = MODELS / f"{arch}_decode"
+    ref = json.loads((model_dir / "reference.json").read_text())
+    # Keras 3 writes the cache update (keras.ops.slice_update) as tf2xla's XlaDynamicUpdateSlice
+    assert b"XlaDynamicUpdateSlice" in (model_dir / "saved_model" / "saved_model.pb").read_bytes()
+    vmfb = tmp_path / "step.vmfb"
+    compile_decode_step(model_dir, vmfb)
+    step = runtime.load(str(vmfb)).main
+    assert step.input_names == ["cache", "index", "token"] and step.output_names == ["cache", "logits"]
+    tokens, _ = generate(step, ref["prompt"], len(ref["tokens"]), ref["cache_shape"])
+    assert tokens == ref["tokens"]
+
+
+def test_the_cache_stays_on_the_device(tmp_path):
+    import json
+    model_dir = MODELS / "llama3_decode"
+    ref = json.loads((model_dir / "reference.json").read_text())
+    vmfb = tmp_path / "step.vmfb"
+    compile_decode_step(model_dir, vmfb)
+    step = runtime.load(str(vmfb)).main
+    cache = np.zeros(ref["cache_shape"], np.float32)
+    for i in range(3):
+        cache, logits = step.call_device(cache, np.int32(i), np.array([[5]], np.int32))
+        assert isinstance(cache, rt.DeviceArray) and tuple(logits.shape) == (1, 128)
