@@ -61,18 +61,27 @@ def cache_shape(lm) -> list[int]:
 
 
 class DecodeStep(tf.Module):
-    """One token through keras-hub's call_with_cache: the SavedModel's `decode_step` signature."""
+    """One token through keras-hub's call_with_cache: the SavedModel's `decode_step` signature;
+    and keras-hub's whole greedy `generate_step` (its tf.while_loop over call_with_cache) as the
+    `generate` signature: token_ids and padding_mask [1, prompt + 32] in, the same out."""
 
     def __init__(self, lm):
         super().__init__()
         self.weights = list(lm.weights)  # the variables alone: tracking the Keras model would save its traces too
-
         def step(token, cache, index):
             logits, _, cache = lm.call_with_cache(token, cache, index)
             return {"logits": logits[:, -1, :], "cache": cache}
         self.step = tf.function(step, input_signature=[
             tf.TensorSpec([1, 1], tf.int32, name="token"), tf.TensorSpec(cache_shape(lm), tf.float32, name="cache"),
             tf.TensorSpec([], tf.int32, name="index")])
+
+        def generate(token_ids, padding_mask):
+            out = lm.generate_step({"token_ids": token_ids, "padding_mask": padding_mask}, stop_token_ids=None)
+            return {"token_ids": out["token_ids"], "padding_mask": out["padding_mask"]}
+        length = len(PROMPT) + NEW_TOKENS
+        self.generate = tf.function(generate, input_signature=[
+            tf.TensorSpec([1, length], tf.int32, name="token_ids"), tf.TensorSpec([1, length], tf.bool,
+                                                                                  name="padding_mask")])
 
 
 def greedy(step, shape, prompt=PROMPT, new_tokens=NEW_TOKENS):
@@ -86,6 +95,14 @@ def greedy(step, shape, prompt=PROMPT, new_tokens=NEW_TOKENS):
         tokens.append(nxt)
         logits, cache = step(tf.constant([[nxt]], tf.int32), cache, tf.constant(len(tokens) - 1, tf.int32))
     return tokens[len(prompt):], time.perf_counter() - start
+
+
+def prompt_arrays():
+    """The `generate` signature's inputs: the prompt padded to prompt + 32, and its mask."""
+    length = len(PROMPT) + NEW_TOKENS
+    ids, mask = np.zeros([1, length], np.int32), np.zeros([1, length], bool)
+    ids[0, :len(PROMPT)], mask[0, :len(PROMPT)] = PROMPT, True
+    return ids, mask
 
 
 def time_tf(lm) -> dict:
@@ -112,14 +129,19 @@ def main(argv=None):
     args = p.parse_args(argv)
     keras.utils.set_random_seed(SEEDS[args.arch])
     lm = ARCHS[args.arch]()
+    lm.compile(sampler="greedy")  # (the default sampler captures a seed variable the signature would need)
     if args.time_only:
         print(json.dumps(time_tf(lm)))
         return
     module = DecodeStep(lm)
     out = Path(args.out)
-    tf.saved_model.save(module, str(out / "saved_model"), signatures={"decode_step": module.step})
+    tf.saved_model.save(module, str(out / "saved_model"),
+                        signatures={"decode_step": module.step, "generate": module.generate})
 
     timing = time_tf(lm)
+    ids, mask = prompt_arrays()
+    generated = module.generate(ids, mask)["token_ids"].numpy()[0, len(PROMPT):].tolist()
+    assert generated == timing["tokens"], f"generate() {generated} != the step loop's {timing['tokens']}"
     ref = {"arch": args.arch, "keras_hub": keras_hub.__version__, "tensorflow": tf.__version__,
            "signature": "decode_step", "cache_shape": cache_shape(lm), "prompt": PROMPT,
            "tokens": timing.pop("tokens"), "tf_tokens_per_s": timing}

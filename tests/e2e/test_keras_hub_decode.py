@@ -42,3 +42,20 @@ def test_the_cache_stays_on_the_device(tmp_path):
     for i in range(3):
         cache, logits = step.call_device(cache, np.int32(i), np.array([[5]], np.int32))
         assert isinstance(cache, rt.DeviceArray) and tuple(logits.shape) == (1, 128)
+
+
+def test_keras_hubs_own_generate_loop_gives_tensorflows_tokens():
+    """keras-hub's generate_step (its tf.while_loop over call_with_cache) as one signature, run
+    by the Session: the loop's body runs on reference kernels (the While carries the variables'
+    handles as loop variables, which clustering leaves to the session: docs/text_generation.md),
+    the rest compiles."""
+    import json
+    import hlobridge
+    model_dir = MODELS / "llama3_decode"
+    ref = json.loads((model_dir / "reference.json").read_text())
+    model = hlobridge.load_saved_model(model_dir / "saved_model", signature="generate", jit="auto", cache_dir=False)
+    p, n = len(ref["prompt"]), len(ref["tokens"])
+    ids, mask = np.zeros([1, p + n], np.int32), np.zeros([1, p + n], bool)
+    ids[0, :p], mask[0, :p] = ref["prompt"], True
+    out = model.run({"token_ids": ids, "padding_mask": mask})
+    assert out["token_ids"][0, p:].tolist() == ref["tokens"] and out["padding_mask"].all()
