@@ -135,3 +135,37 @@ def test_rng_bits_continue_a_stream_from_the_state_they_return():
                 assert s1[1] == 0 and s1[2] == 1  # the 128-bit counter carried
             else:
                 assert s1[1] == 42  # two pairs of words
+
+
+def _gather_scatter_graph():
+    """XlaGather of rows and XlaScatter (add) of rows at fed indices [5, 1] into a [6, 4] table."""
+    b = GraphBuilder()
+    t, ids, u = b.placeholder("table", F32, [6, 4]), b.placeholder("ids", I32, [5, 1]), b.placeholder("u", F32, [5, 4])
+    add = b.function("add", {"a": F32, "b": F32}, lambda f, a, c: [(f.op("AddV2", [a, c], T=np.dtype(F32)), F32)])
+    rows = bytes([0x0A, 1, 1, 0x12, 1, 0, 0x1A, 1, 0, 0x20, 1])  # offset [1], collapsed [0], map [0], ivd 1
+    scatter = bytes([0x0A, 1, 1, 0x12, 1, 0, 0x1A, 1, 0, 0x20, 1])  # window [1], inserted [0], to-operand [0]
+    g = b.op("XlaGather", [t, ids, b.const("sizes", [1, 4], I32)], dimension_numbers=rows, indices_are_sorted=False,
+             T=np.dtype(F32), Tindices=np.dtype(I32))
+    s = b.op("XlaScatter", [t, ids, u], update_computation=add, dimension_numbers=scatter, indices_are_sorted=False,
+             T=np.dtype(F32), Tindices=np.dtype(I32))
+    b.op("Identity", [g], name="rows", T=np.dtype(F32))
+    b.op("Identity", [s], name="added", T=np.dtype(F32))
+    return b.graph()
+
+
+def test_out_of_range_gather_clamps_and_scatter_skips_when_compiled():
+    # StableHLO leaves out-of-bounds scatter to the implementation and IREE writes (and, for
+    # gather, reads) out of bounds; the lowerings clamp and skip as XLA does
+    rng = np.random.RandomState(5)
+    feeds = {"table:0": rng.randn(6, 4).astype(F32), "ids:0": np.array([[1000], [-1000], [5], [6], [2]], I32),
+             "u:0": rng.randn(5, 4).astype(F32)}
+    want = hlobridge.Session(_gather_scatter_graph(), jit="off", cache_dir=False).run(["rows:0", "added:0"], feeds)
+    sess = hlobridge.Session(_gather_scatter_graph(), jit="auto", min_cluster_size=1, cache_dir=False)
+    got = sess.run(["rows:0", "added:0"], feeds)
+    np.testing.assert_array_equal(want[0][:2], feeds["table:0"][[5, 0]])  # clamped starts
+    skipped = feeds["table:0"].copy()
+    skipped[5] += feeds["u:0"][2]
+    skipped[2] += feeds["u:0"][4]
+    np.testing.assert_allclose(want[1], skipped, rtol=1e-6)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)

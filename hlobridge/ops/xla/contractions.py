@@ -195,7 +195,7 @@ register("XlaConvV2", infer=_conv_infer, lower=_conv_lower, kernel=_conv_kernel,
          const_inputs=(2, 3, 4, 5, 6), dtype_attrs=("LhsT", "RhsT", "preferred_element_type"))
 
 
-# -- XlaEinsum(a, b): Einsum's rules (ops/einsum.py) for two operands ----------------------------------
+# -- XlaEinsum(a, b): Einsum's rules (ops/linalg/einsum.py) for two operands ----------------------------------
 
 _einsum = lookup("Einsum")
 register("XlaEinsum", infer=_einsum.infer, lower=_einsum.lower, kernel=_einsum.kernel, attrs=("equation", "T"))

@@ -4,7 +4,8 @@ computation as a library function (tf2xla/kernels/gather_scatter_ops.cc).
 
 Both are StableHLO's gather and scatter with the same dimension numbers. The kernels follow
 XLA's operation semantics: a gather start is clamped so the slice fits the operand; a scatter
-update whose window does not fit is skipped; scatter applies the update computation element by
+update whose window does not fit is skipped (both written out in the lowerings too: IREE reads
+and writes out of bounds there); scatter applies the update computation element by
 element (in index order, which is the order XLA's CPU backend uses for duplicates).
 """
 
@@ -75,11 +76,37 @@ def _gather_infer(ctx):
     return [out_spec(ctx, _gather_shape(ctx, dn, operand.rank, indices.shape, sizes))]
 
 
+def _index_components(ctx, indices, ivd: int):
+    """(indices with an explicit index vector dim, that dim, the shape of one component, and a
+    function returning component k)."""
+    shape = list(ctx.inputs[1].shape)
+    if ivd == len(shape):  # an implicit trailing index vector of one
+        indices, shape = hlo.reshape(indices, shape + [1]), shape + [1]
+    one = list(shape)
+    one[ivd] = 1
+
+    def component(k):
+        return hlo.slice(indices, [k if i == ivd else 0 for i in range(len(shape))],
+                         [k + 1 if i == ivd else s for i, s in enumerate(shape)])
+    return indices, ivd, one, component
+
+
+def _clamped_starts(ctx, dn, indices, sizes):
+    """XLA clamps a gather's start so that the slice fits; StableHLO says so too, but IREE reads
+    out of bounds, so the lowering clamps the indices itself."""
+    indices, ivd, one, component = _index_components(ctx, indices, dn["index_vector_dim"])
+    dtype, shape = ctx.inputs[1].dtype, ctx.inputs[0].shape
+    parts = [hlo.clamp(hlo.splat(0, one, dtype), component(k), hlo.splat(shape[d] - sizes[d], one, dtype))
+             for k, d in enumerate(dn["start_index_map"])]
+    return (hlo.concatenate(parts, ivd) if parts else indices), ivd
+
+
 def _gather_lower(ctx, operand, indices, _sizes):
-    dn = _dims(ctx, protos.GATHER)
+    dn, sizes = _dims(ctx, protos.GATHER), ints(ctx.const(2))
+    indices, ivd = _clamped_starts(ctx, dn, indices, sizes)
     return hlo.gather(operand, indices, ctx.out().shape, offset_dims=dn["offset_dims"],
                       collapsed_slice_dims=dn["collapsed_slice_dims"], start_index_map=dn["start_index_map"],
-                      index_vector_dim=dn["index_vector_dim"], slice_sizes=ints(ctx.const(2)),
+                      index_vector_dim=ivd, slice_sizes=sizes,
                       operand_batching_dims=dn["operand_batching_dims"],
                       start_indices_batching_dims=dn["start_indices_batching_dims"])
 
@@ -117,13 +144,52 @@ def _scatter_infer(ctx):
     return [ctx.inputs[0]]
 
 
+def _window_sizes(dn, operand_rank: int, updates_shape) -> list[int]:
+    """The update window's size along each operand dimension (1 where a dimension is inserted)."""
+    skipped = set(dn["inserted_window_dims"]) | set(dn["input_batching_dims"])
+    window = [1] * operand_rank
+    for od, ud in zip([i for i in range(operand_rank) if i not in skipped], dn["update_window_dims"]):
+        window[od] = updates_shape[ud]
+    return window
+
+
+def _in_bounds_scatter(ctx, dn, operand, indices):
+    """(padded operand, indices) such that StableHLO's scatter does what XLA's does with a window
+    that does not fit: skip it. StableHLO leaves that to the implementation, and IREE writes out
+    of bounds (garbage, or a crash). The operand gets a high margin as wide as the window on each
+    indexed dimension, and a window that does not fit is sent there whole (every indexed component
+    set to its dimension's size); the caller slices the margin off."""
+    shape = ctx.inputs[0].shape
+    window = _window_sizes(dn, len(shape), ctx.inputs[2].shape)
+    dims = dn["scatter_dims_to_operand_dims"]
+    indices, ivd, one, component = _index_components(ctx, indices, dn["index_vector_dim"])
+    parts, valid, dtype = [], None, ctx.inputs[1].dtype
+    for k, d in enumerate(dims):
+        comp = component(k)
+        fits = hlo.binary("and", hlo.compare("GE", comp, hlo.splat(0, one, dtype)),
+                          hlo.compare("LE", comp, hlo.splat(shape[d] - window[d], one, dtype)))
+        valid = fits if valid is None else hlo.binary("and", valid, fits)
+        parts.append((comp, d))
+    fixed = [hlo.select(valid, comp, hlo.splat(shape[d], one, dtype)) for comp, d in parts]
+    indices = hlo.concatenate(fixed, ivd) if fixed else indices
+    margin = [window[d] if d in dims else 0 for d in range(len(shape))]
+    padded = hlo.pad(operand, hlo.constant(np.zeros((), ctx.inputs[0].dtype)), [0] * len(shape), margin)
+    return padded, indices, ivd
+
+
 def _scatter_lower(ctx, operand, indices, updates):
     dn, dtype = _dims(ctx, protos.SCATTER), ctx.inputs[0].dtype
     body = region_body(ctx, "update_computation", [dtype, dtype])
+    padded, indices, ivd = _in_bounds_scatter(ctx, dn, operand, indices)
+    shape = list(ctx.inputs[0].shape)
+    return hlo.slice(_scatter(ctx, dn, body, padded, indices, updates, ivd), [0] * len(shape), shape)
+
+
+def _scatter(ctx, dn, body, operand, indices, updates, ivd):
     return hlo.scatter(operand, indices, updates, update_window_dims=dn["update_window_dims"],
                        inserted_window_dims=dn["inserted_window_dims"],
                        scatter_dims_to_operand_dims=dn["scatter_dims_to_operand_dims"],
-                       index_vector_dim=dn["index_vector_dim"], op=lambda a, b: body(a, b)[0],
+                       index_vector_dim=ivd, op=lambda a, b: body(a, b)[0],
                        input_batching_dims=dn["input_batching_dims"],
                        scatter_indices_batching_dims=dn["scatter_indices_batching_dims"],
                        indices_are_sorted=bool(ctx.attr("indices_are_sorted", False)))
@@ -138,9 +204,7 @@ def _scatter_kernel(ctx, operand, indices, updates):
     scatter_dims = [d for d in range(updates.ndim) if d not in window_dims]
     skipped = set(dn["inserted_window_dims"]) | set(dn["input_batching_dims"])
     window_operand_dims = [i for i in range(out.ndim) if i not in skipped]
-    window = [1] * out.ndim
-    for od, ud in zip(window_operand_dims, window_dims):
-        window[od] = updates.shape[ud]
+    window = _window_sizes(dn, out.ndim, updates.shape)
     pairs = list(zip(dn["input_batching_dims"], dn["scatter_indices_batching_dims"]))
     for u in np.ndindex(updates.shape):
         g = tuple(u[d] for d in scatter_dims)

@@ -1,7 +1,7 @@
 """Xla* ops that are another op's rule with fixed attributes: XlaIf and XlaWhile are
-StatelessIf and StatelessWhile (ops/control_flow.py: their branches and bodies lower through the
+StatelessIf and StatelessWhile (ops/control/flow.py: their branches and bodies lower through the
 function library), XlaSelfAdjointEig is SelfAdjointEigV2 with its vectors, XlaSvd is Svd with
-full U and V (ops/linalg_factor.py). The registry entries are shared, not copied, so the two
+full U and V (ops/linalg/factor.py). The registry entries are shared, not copied, so the two
 ops cannot drift.
 
 - XlaIf/XlaWhile: tf2xla's own forms (written by tf2xla's Python `xla.while_loop`, and by the
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..linalg_blocks import swap_last
+from ..linalg.blocks import swap_last
 from ..registry import _REQUIRED, lookup, register
 
 

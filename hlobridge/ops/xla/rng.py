@@ -16,7 +16,7 @@ from hlobridge.dialects import stablehlo as hlo
 
 from ...spec import TensorSpec
 from ..helpers import ints
-from ..philox_hlo import Philox, _columns, hi32, join64, lo32, scalar_at
+from ..random.philox_hlo import Philox, _columns, hi32, join64, lo32, scalar_at
 from ..registry import register
 from . import rng_bits
 
