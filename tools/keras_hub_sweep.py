@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from conformance_cases.models import keras_seed  # noqa: E402
 from conformance_cases.registry import TOL_MODEL, Built, CaseDef, frozen_graph  # noqa: E402
-from make_conformance_corpus import record  # noqa: E402
+from keras_sweep import write_cases  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "tests" / "keras_hub"
@@ -125,19 +125,7 @@ def main(argv=None):
         print(f"keras-hub {keras_hub.__version__}: {len(BACKBONES)} of {len(every)} backbones swept; not swept: "
               f"{', '.join(b for b in every if b not in BACKBONES)}")
         return 0
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    names, failed = args.backbones or list(BACKBONES), {}
-    for name in names:
-        try:
-            record(case_def(name), out_dir, max_bytes=MAX_BYTES, text=False)
-        except Exception as e:  # noqa: BLE001  (TF cannot build, freeze or run it: reported, not fatal)
-            failed[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-            print(f"FAILED in TensorFlow: {name}: {failed[name]}")
-    total = sum(f.stat().st_size for f in out_dir.rglob("*") if f.is_file())
-    print(f"{len(names) - len(failed)} cases written, {total} bytes in {out_dir}")
-    for name, why in failed.items():
-        print(f"  not written: {name}: {why}")
+    write_cases(args.backbones or list(BACKBONES), case_def, Path(args.out), max_bytes=MAX_BYTES)
     return 0
 
 

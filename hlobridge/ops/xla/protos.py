@@ -10,6 +10,8 @@ Repeated integers come packed (proto3) or one per field (older writers); both ar
 
 from __future__ import annotations
 
+from ...frontend.sstable import TableError, read_varint
+
 _VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
 
 
@@ -18,16 +20,10 @@ class ProtoError(ValueError):
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= len(data):
-            raise ProtoError("truncated varint")
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
+    try:
+        return read_varint(data, pos)
+    except TableError:
+        raise ProtoError("truncated varint") from None
 
 
 def _signed(value: int) -> int:
