@@ -216,8 +216,12 @@ class _FunctionBuilder:
 
     def operand(self, entry, i: int, ref: TensorRef):
         """What a lowering rule gets for input i: a Value, or None for compile-time constants
-        and variables taken by reference (the rule reaches those through ctx)."""
-        if i in entry.const_inputs or self.specs[ref].dtype == dtypes.RESOURCE:
+        and variables taken by reference (the rule reaches those through ctx). A constant input
+        whose value is not known (inside a loop body) that the rule can take at
+        run time (`dynamic_inputs`: Slice's begin, a dynamic_slice) gets it as a Value."""
+        if i in entry.const_inputs and not (i in entry.dynamic_inputs and self.specs[ref].value is None):
+            return None
+        if self.specs[ref].dtype == dtypes.RESOURCE:
             return None
         if ref in self.resources and i in entry.ref_inputs:
             return None

@@ -4,12 +4,14 @@ saved as a SavedModel signature by tools/keras_hub_decode.py, compiled whole by
 `hlobridge-compile dir --signature decode_step`, generates TensorFlow's 32 greedy tokens with
 the cache a DeviceArray that stays on the device between steps."""
 
+import warnings
+
 import numpy as np
 import pytest
 from iree import runtime as rt
 
 from benchmarks.keras_hub_decode import compile_decode_step, generate
-from hlobridge import runtime
+from hlobridge import flags, runtime
 
 from tests.conftest import TESTS
 
@@ -44,18 +46,38 @@ def test_the_cache_stays_on_the_device(tmp_path):
         assert isinstance(cache, rt.DeviceArray) and tuple(logits.shape) == (1, 128)
 
 
-def test_keras_hubs_own_generate_loop_gives_tensorflows_tokens():
-    """keras-hub's generate_step (its tf.while_loop over call_with_cache) as one signature, run
-    by the Session: the loop's body runs on reference kernels (the While carries the variables'
-    handles as loop variables, which clustering leaves to the session: docs/text_generation.md),
-    the rest compiles."""
+def test_keras_hubs_own_generate_loop_compiles_whole_and_gives_tensorflows_tokens(tmp_path):
+    """keras-hub's generate_step (its tf.while_loop over call_with_cache) as one signature: the
+    variables the loop carries are read before it (passes/graph/hoist_loop_reads.py), the
+    token slice at the loop's index is a dynamic_slice, and the whole signature is one cluster,
+    with the While inside; hlobridge-compile compiles it too. The hoisting is opt-in
+    (HLOBRIDGE_FLAGS=--hoist-loop-reads)."""
     import json
-    import hlobridge
     model_dir = MODELS / "llama3_decode"
     ref = json.loads((model_dir / "reference.json").read_text())
-    model = hlobridge.load_saved_model(model_dir / "saved_model", signature="generate", jit="auto", cache_dir=False)
     p, n = len(ref["prompt"]), len(ref["tokens"])
     ids, mask = np.zeros([1, p + n], np.int32), np.zeros([1, p + n], bool)
     ids[0, :p], mask[0, :p] = ref["prompt"], True
-    out = model.run({"token_ids": ids, "padding_mask": mask})
+    feeds = {"token_ids": ids, "padding_mask": mask}
+    with flags.environment("--hoist-loop-reads"):
+        _generate_compiles_whole(model_dir, ref, feeds, tmp_path)
+
+
+def _generate_compiles_whole(model_dir, ref, feeds, tmp_path):
+    import hlobridge
+    from hlobridge.cli import compile as compile_cli
+    p = len(ref["prompt"])
+    model = hlobridge.load_saved_model(model_dir / "saved_model", signature="generate", jit="auto", cache_dir=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a cluster that falls back to kernels warns
+        out = model.run(feeds)
     assert out["token_ids"][0, p:].tolist() == ref["tokens"] and out["padding_mask"].all()
+    session = model.session
+    plan = session.clustering([io.tensor for io in model._outputs],
+                              {io.tensor: feeds[io.key] for io in model._inputs})
+    loops = [n for n, node in session.graph.nodes.items() if node.op == "While"]
+    assert loops and all(n in plan.cluster_of for n in loops)
+    vmfb = tmp_path / "generate.vmfb"
+    assert compile_cli.main([str(model_dir / "saved_model"), "-o", str(vmfb), "--signature", "generate"]) == 0
+    got = runtime.load(str(vmfb)).run(feeds)
+    assert got["token_ids"][0, p:].tolist() == ref["tokens"]
