@@ -221,6 +221,22 @@ def clamp(lo: Value, x: Value, hi: Value) -> Value:
     return _one("stablehlo.clamp", [lo, x, hi])
 
 
+def rng_bit_generator(state: Value, shape: Sequence[int], dtype, algorithm: str) -> list[Value]:
+    """stablehlo.rng_bit_generator: (new state, random bits of `shape` and `dtype`) by
+    `algorithm` (DEFAULT, THREE_FRY, PHILOX)."""
+    op = _create("stablehlo.rng_bit_generator", [state], [state.type, tensor_type(shape, dtype)],
+                 {"rng_algorithm": _attr(f"#stablehlo<rng_algorithm {algorithm}>")})
+    return list(op.results)
+
+
+def reduce_precision(x: Value, exponent_bits: int, mantissa_bits: int) -> Value:
+    """stablehlo.reduce_precision: x rounded to a float format of these exponent and mantissa bits."""
+    i32 = ir.IntegerType.get_signless(32)
+    return _one("stablehlo.reduce_precision", [x], [x.type], {
+        "exponent_bits": ir.IntegerAttr.get(i32, int(exponent_bits)),
+        "mantissa_bits": ir.IntegerAttr.get(i32, int(mantissa_bits))})
+
+
 def convert(x: Value, dtype) -> Value:
     """stablehlo.convert of x's elements to `dtype`, keeping its shape."""
     return _one("stablehlo.convert", [x], [tensor_type(shape_of(x), dtype)])
@@ -404,11 +420,12 @@ def reduce_multi(inputs: Sequence[Value], inits: Sequence[Value], dims: Sequence
 
 
 def reduce_window(x: Value, init: Value, window: Sequence[int], strides: Sequence[int],
-                  padding: Sequence[tuple[int, int]], op: str = "add",
+                  padding: Sequence[tuple[int, int]], op: str | Callable = "add",
                   base_dilations: Sequence[int] | None = None,
                   window_dilations: Sequence[int] | None = None) -> Value:
-    """stablehlo.reduce_window combining with stablehlo.<op> (default add) from `init`; the output
-    shape is computed here, and dilations (default 1) are set only when given."""
+    """stablehlo.reduce_window combining with stablehlo.<op> (default add), or the region a
+    callable (acc, x) -> Value builds, from `init`; the output shape is computed here, and
+    dilations (default 1) are set only when given."""
     shape = shape_of(x)
     bd = list(base_dilations or [1] * len(shape))
     wd = list(window_dilations or [1] * len(shape))
@@ -437,13 +454,15 @@ def reduce_window(x: Value, init: Value, window: Sequence[int], strides: Sequenc
         attrs["window_dilations"] = i64_array(wd)
     rw = _create("stablehlo.reduce_window", [x, init], [ir.RankedTensorType.get(out, et)], attrs,
                  regions=1)
-    _scalar_body(rw.regions[0], et, 1, _body_for(op))
+    _scalar_body(rw.regions[0], et, 1, op if callable(op) else _body_for(op))
     return rw.result
 
 
 def select_and_scatter(operand: Value, source: Value, init: Value, window: Sequence[int],
-                       strides: Sequence[int], padding: Sequence[tuple[int, int]]) -> Value:
-    """MaxPool's gradient: scatter `source` onto the argmax (first GE) of each window, adding."""
+                       strides: Sequence[int], padding: Sequence[tuple[int, int]],
+                       select: Callable | None = None, scatter: Callable | None = None) -> Value:
+    """MaxPool's gradient by default: scatter `source` onto the argmax (first GE) of each window,
+    adding; `select` (a, b) -> i1 and `scatter` (old, new) -> Value build other regions."""
     et = element_type_of(operand)
     op = _create("stablehlo.select_and_scatter", [operand, source, init], [operand.type], {
         "window_dimensions": i64_array(window), "window_strides": i64_array(strides),
@@ -452,8 +471,9 @@ def select_and_scatter(operand: Value, source: Value, init: Value, window: Seque
     scalar = ir.RankedTensorType.get([], et)
     sel = op.regions[0].blocks.append(scalar, scalar)
     with ir.InsertionPoint(sel):
-        _create("stablehlo.return", [compare("GE", sel.arguments[0], sel.arguments[1])], [])
-    _scalar_body(op.regions[1], et, 1, _body_for("add"))
+        chosen = (select or (lambda a, b: compare("GE", a, b)))(sel.arguments[0], sel.arguments[1])
+        _create("stablehlo.return", [chosen], [])
+    _scalar_body(op.regions[1], et, 1, scatter or _body_for("add"))
     return op.result
 
 
@@ -479,17 +499,24 @@ def gather(operand: Value, indices: Value, out_shape: Sequence[int], *, offset_d
 
 def scatter(operand: Value, indices: Value, updates: Value, *, update_window_dims,
             inserted_window_dims, scatter_dims_to_operand_dims, index_vector_dim: int,
-            op: str | None = "add") -> Value:
-    """Scatter `updates` into `operand`; op=None replaces, otherwise combines with stablehlo.<op>."""
+            op: str | Callable | None = "add", input_batching_dims=(), scatter_indices_batching_dims=(),
+            indices_are_sorted: bool = False) -> Value:
+    """Scatter `updates` into `operand`; op=None replaces, a name combines with stablehlo.<op>, a
+    callable (old, new) -> Value builds the combining region (XlaScatter's update computation)."""
     def lst(v):
         return "[" + ", ".join(str(int(i)) for i in v) + "]"
+    batching = (f"input_batching_dims = {lst(input_batching_dims)}, "
+                f"scatter_indices_batching_dims = {lst(scatter_indices_batching_dims)}, "
+                if input_batching_dims else "")
     dn = (f"#stablehlo.scatter<update_window_dims = {lst(update_window_dims)}, "
-          f"inserted_window_dims = {lst(inserted_window_dims)}, "
+          f"inserted_window_dims = {lst(inserted_window_dims)}, {batching}"
           f"scatter_dims_to_operand_dims = {lst(scatter_dims_to_operand_dims)}, "
           f"index_vector_dim = {int(index_vector_dim)}>")
-    sc = _create("stablehlo.scatter", [operand, indices, updates], [operand.type],
-                 {"scatter_dimension_numbers": _attr(dn)}, regions=1)
-    body = (lambda old, new: new) if op is None else _body_for(op)
+    attrs = {"scatter_dimension_numbers": _attr(dn)}
+    if indices_are_sorted:
+        attrs["indices_are_sorted"] = ir.BoolAttr.get(True)
+    sc = _create("stablehlo.scatter", [operand, indices, updates], [operand.type], attrs, regions=1)
+    body = (lambda old, new: new) if op is None else op if callable(op) else _body_for(op)
     _scalar_body(sc.regions[0], element_type_of(operand), 1, body)
     return sc.result
 

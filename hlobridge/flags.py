@@ -39,6 +39,7 @@ class Flags:
     small_cluster_flops: int = 30_000_000
     pin_waiting_thread: bool = True  # runtime/caller_affinity.py: a caller waits for the pool on its last worker's CPU
     compile_ahead: bool = True  # runtime/cluster_launch.py: a plan's known clusters compile side by side
+    hoist_loop_reads: bool = False  # passes/graph/hoist_loop_reads.py: read-only loop variables read before the loop
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-pin-waiting-thread", dest="pin_waiting_thread", action="store_false")
     p.add_argument("--small-cluster-flops", dest="small_cluster_flops", type=_count, default=Flags.small_cluster_flops)
     p.add_argument("--no-compile-ahead", dest="compile_ahead", action="store_false")
+    p.add_argument("--hoist-loop-reads", dest="hoist_loop_reads", action="store_true")
     return p
 
 
@@ -93,7 +95,7 @@ def parse(text: str) -> Flags:
                  max_tensor_elements=args.max_tensor_elements, max_loop_iterations=args.max_loop_iterations,
                  release_host_memory=args.release_host_memory, in_place_variables=args.in_place_variables,
                  small_cluster_flops=args.small_cluster_flops, pin_waiting_thread=args.pin_waiting_thread,
-                 compile_ahead=args.compile_ahead)
+                 compile_ahead=args.compile_ahead, hoist_loop_reads=args.hoist_loop_reads)
 
 
 @cache

@@ -385,13 +385,18 @@ def main(argv=None):
     if args.check:
         print(f"keras {keras.__version__}: {len(LAYERS)} layers swept, {len(SKIPPED)} skipped")
         return 0
-    names = args.layers or list(LAYERS)
-    out_dir = Path(args.out)
+    write_cases(args.layers or list(LAYERS), case_def, Path(args.out))
+    return 0
+
+
+def write_cases(names, case_def, out_dir: Path, **record_options) -> dict:
+    """Record each named case (graph.pb only); one TensorFlow cannot build, freeze or run is
+    reported, not fatal. Returns {name: why} for those (tools/keras_hub_sweep.py shares it)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     failed = {}
     for name in names:
         try:
-            record(case_def(name), out_dir, text=False)
+            record(case_def(name), out_dir, text=False, **record_options)
         except Exception as e:  # noqa: BLE001  (TF cannot build or freeze it: reported, not fatal)
             failed[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
             print(f"FAILED in TensorFlow: {name}: {failed[name]}")
@@ -399,7 +404,7 @@ def main(argv=None):
     print(f"{len(names) - len(failed)} cases written, {total} bytes in {out_dir}")
     for name, why in failed.items():
         print(f"  not written: {name}: {why}")
-    return 0
+    return failed
 
 
 if __name__ == "__main__":

@@ -117,7 +117,7 @@ def missing_records(args) -> tuple[list[dict], str]:
     and the coverage summary over all of them."""
     rows = xla_coverage()
     records = [{"op": r.op, "status": r.status, "reason": r.reason} for r in rows
-               if r.status in ("kernel only", "missing")
+               if r.status in ("kernel only", "refused", "missing")
                and (not args.patterns or any(_matches(r.op, p) for p in args.patterns))]
     return records, coverage_summary(rows)
 

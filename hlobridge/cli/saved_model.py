@@ -23,16 +23,21 @@ def _cli_model(args) -> LoadedSavedModel:
 
 
 def compile_target(args, io: dict) -> tuple[Graph, dict]:
-    """hlobridge-compile of a SavedModel: the frozen signature, inputs and outputs named by
-    its keys; --input-shape takes a key or the tensor name."""
+    """hlobridge-compile of a SavedModel: the frozen signature, its inputs and outputs named by
+    the SignatureDef's keys in the compiled module (`pooled_output`, not `pooled_output:0`,
+    as TF's signature returns them); --input-shape takes a key or the tensor name."""
     model = _cli_model(args)
     graph, inputs, outputs = freeze_signature(model)
     alias = {}
     for io_, name in zip(model._inputs, inputs):
         alias.update({io_.key: name, io_.tensor: name, io_.tensor.split(":")[0]: name})
     shapes = {alias.get(k, k): v for k, v in (io.get("input_shapes") or {}).items()}
+    keys = {}
+    if not io.get("inputs") and not io.get("outputs"):  # (--inputs/--outputs name tensors: theirs)
+        keys = {**{name: io_.key for io_, name in zip(model._inputs, inputs)},
+                **{name: io_.key for io_, name in zip(model._outputs, outputs)}}
     return graph, {"inputs": io.get("inputs") or inputs, "outputs": io.get("outputs") or outputs,
-                   "input_shapes": shapes}
+                   "input_shapes": shapes, "names": keys}
 
 
 def explain_target(args) -> tuple[Graph, list[str], list[str]]:

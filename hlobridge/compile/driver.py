@@ -116,12 +116,14 @@ def input_specs(graph: Graph, in_refs: list[TensorRef], shapes: dict | None) -> 
     return feeds
 
 
-def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
+def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names: dict | None = None,
                 dump: Dumper | None = None, stages=pipeline.DEFAULT_STAGES, backend: str = "iree",
                 target: str = "llvm-cpu") -> LoweredModule:
     """Graph -> verified, simplified StableHLO: `stages` (passes/ir/pipeline.py) run on the
     lowered module, each dumped to `dump` (default: HLOBRIDGE_FLAGS' --dump-to, if any), the
-    op rules lowering for `backend` (ops/backend_style.py) and IREE's `target`."""
+    op rules lowering for `backend` (ops/backend_style.py) and IREE's `target`. `names` gives
+    inputs and outputs the names the module's signature carries (tensor -> name; a SavedModel
+    signature's keys), else they are their tensors' names ("x:0")."""
     start = time.perf_counter()
     graph = load_graph(graph)
     dump = dump if dump is not None else Dumper.from_flags()
@@ -143,6 +145,8 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
     with lowering_for(backend):
         lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions, target=target,
                                      keep_f32=pipeline.reduces_precision(stages))
+    if names:
+        lowered.rename({str(graph.tensor(k)): v for k, v in names.items()})
     with lowered.context:
         if dump.wants("stablehlo"):
             dump("stablehlo", lowered.module.operation.get_asm())
@@ -180,19 +184,19 @@ def format_specs(graph: Graph, specs: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
+def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names: dict | None = None,
                   options: CompileOptions | None = None, dump_dir=None,
                   dump: Dumper | None = None, kernels: dict | None = None) -> CompiledModel:
     """The whole pipeline; `dump_dir` (or a `dump`) receives every stage's IR as numbered
     files (default: HLOBRIDGE_FLAGS' --dump-to, if any); a `kernels` dict what IREE made of
-    each CUDA dispatch (compile/gpu_kernels.py)."""
+    each CUDA dispatch (compile/gpu_kernels.py); `names` as in lower_graph."""
     options = options or CompileOptions()
     options.iree_flags()  # validate before the slow part
     backend = backend_of(options)
     options = replace(options, backend=backend.name)  # "auto" decided
     dump = dump if dump is not None else Dumper.from_flags(dump_dir)
-    lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, dump=dump,
-                          stages=options.stages(), backend=backend.name, target=options.lowers_for())
+    lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, names=names,
+                          dump=dump, stages=options.stages(), backend=backend.name, target=options.lowers_for())
     text = lowered.text()
     options = options.for_module(reads_variables=bool(lowered.resource_args))
     stats = {"fusion": options.fusion} if backend.name == "iree" else {"backend": backend.name}

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 
+from hlobridge import flags
 from hlobridge.passes.graph.functionalize_control_flow import functionalize
+from hlobridge.passes.graph.hoist_loop_reads import hoist_loop_reads
 
 from .functions import FunctionLibrary, inline_calls
 from .graph import Graph, node_from_def
@@ -19,10 +21,13 @@ from .proto import schema
 
 def graph_from_graphdef(graph_def, source: str = "<graphdef>") -> Graph:
     """The graph as hlobridge runs it: function calls inlined (functions.py), v1 control flow
-    functionalized where it can be (passes/graph/functionalize_control_flow.py)."""
+    functionalized where it can be (passes/graph/functionalize_control_flow.py); with
+    HLOBRIDGE_FLAGS=--hoist-loop-reads, variables that a loop only reads are read before it
+    (passes/graph/hoist_loop_reads.py: opt-in, it breaks two training graphs' gradients)."""
     library = FunctionLibrary(graph_def.library)
     graph = Graph((node_from_def(nd) for nd in graph_def.node), graph_def.library, source, library)
-    return functionalize(inline_calls(graph))
+    graph = functionalize(inline_calls(graph))
+    return hoist_loop_reads(graph) if flags.from_environment().hoist_loop_reads else graph
 
 
 def load_graph(source, cache_dir=None) -> Graph:

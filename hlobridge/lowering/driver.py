@@ -62,6 +62,18 @@ class LoweredModule:
         """Raise a LoweringError naming graph nodes if the module does not verify."""
         verify_module(self.context, self.module)
 
+    def rename(self, names: dict[str, str]) -> None:
+        """Give inputs and outputs public names (tensor name -> name, e.g. a SavedModel signature's
+        keys) in the signature and in the `iree.reflection` the .vmfb keeps."""
+        def renamed(items):
+            return [(names.get(n, n), spec) for n, spec in items]
+        self.signature = Signature(renamed(self.signature.inputs), renamed(self.signature.outputs))
+        with self.context:
+            for op in self.module.body.operations:
+                if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == self.func_name:
+                    op.attributes["iree.reflection"] = ir.DictAttr.get(
+                        {SIGNATURE_KEY: ir.StringAttr.get(self.signature.to_json())})
+
 
 def verify_module(context: ir.Context, module: ir.Module) -> None:
     """Verify, turning MLIR diagnostics into a LoweringError that names graph nodes."""
@@ -211,8 +223,12 @@ class _FunctionBuilder:
 
     def operand(self, entry, i: int, ref: TensorRef):
         """What a lowering rule gets for input i: a Value, or None for compile-time constants
-        and variables taken by reference (the rule reaches those through ctx)."""
-        if i in entry.const_inputs or self.specs[ref].dtype == dtypes.RESOURCE:
+        and variables taken by reference (the rule reaches those through ctx). A constant input
+        whose value is not known (inside a loop body) that the rule can take at
+        run time (`dynamic_inputs`: Slice's begin, a dynamic_slice) gets it as a Value."""
+        if i in entry.const_inputs and not (i in entry.dynamic_inputs and self.specs[ref].value is None):
+            return None
+        if self.specs[ref].dtype == dtypes.RESOURCE:
             return None
         if ref in self.resources and i in entry.ref_inputs:
             return None

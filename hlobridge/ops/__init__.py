@@ -18,12 +18,13 @@ lowering is for, where a rule lowers differently for IREE and XLA). Each family 
   quant     fake quantization, quantize-dequantize, uniform quantized ops
   random    Philox streams: stateless, stateful (tf.random.Generator), sampling
   collective  all-reduces, gathers, broadcasts between the ranks of an MPI job (hlobridge.distributed)
+  xla       tf2xla's own Xla* ops (Keras 3's slice_update, tf2xla's Python wrappers), XlaCallModule
 """
 
 from . import math  # noqa: F401,I001  (registration; first: lists/ extends ZerosLike and AddN)
 from . import control, linalg, image, nn, shapes, text  # noqa: F401  (registration)
 from . import lists  # noqa: F401  (registration: recurrent models, TF1 TensorArrays)
 from . import arrays, quant, random  # noqa: F401  (registration)
-from . import xla_call_module  # noqa: F401  (registration: models exported from JAX)
+from . import xla  # noqa: F401  (registration: tf2xla's Xla* ops; XlaCallModule: models exported from JAX)
 from . import collective  # noqa: F401  (registration: collectives between ranks, hlobridge.distributed)
 from .registry import REGISTRY, OpContext, OpDef, lookup, register  # noqa: F401

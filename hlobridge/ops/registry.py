@@ -8,6 +8,8 @@ An entry has
                                          (not starting with "_") is an error, not silence;
   const_inputs                           inputs that must be compile-time constants (shapes, axes);
                                          the lowering sees their values via ctx.const(i), not Values;
+  dynamic_inputs                         const inputs the lowering can also take at run time (inside a
+                                         loop body, where nothing is constant): it gets a Value there;
   ref_inputs                             inputs taken by reference (a ref variable that the op
                                          updates, e.g. Assign's input 0); others are dereferenced;
   stateful                               touches variables or random state: never folded, runs once
@@ -113,6 +115,7 @@ class OpDef:
     kernel: Callable | None = None
     attrs: frozenset = field(default_factory=frozenset)
     const_inputs: tuple = ()
+    dynamic_inputs: tuple = ()
     ref_inputs: tuple = ()
     stateful: bool = False
     dtypes: tuple = typesets.ANY
@@ -129,7 +132,7 @@ class OpDef:
 REGISTRY: dict[str, OpDef] = {}
 
 
-def register(name: str, *, infer, lower=None, kernel=None, attrs=(), const_inputs=(),
+def register(name: str, *, infer, lower=None, kernel=None, attrs=(), const_inputs=(), dynamic_inputs=(),
              ref_inputs=(), stateful=False, dtypes=None, dtype_attrs=None,
              output_args=(), uncompilable=None) -> OpDef:
     """Add the entry for TF op `name`; an op registered twice is an error (one entry per op)."""
@@ -139,7 +142,7 @@ def register(name: str, *, infer, lower=None, kernel=None, attrs=(), const_input
         dtype_attrs = typesets.default_dtype_attrs(attrs)
     if dtypes is None:  # an op without type attributes (NoOp, VarIsInitializedOp) lists none
         dtypes = typesets.ANY if dtype_attrs else ()
-    entry = OpDef(name, infer, lower, kernel, frozenset(attrs), tuple(const_inputs),
+    entry = OpDef(name, infer, lower, kernel, frozenset(attrs), tuple(const_inputs), tuple(dynamic_inputs),
                   tuple(ref_inputs), stateful, dtypes=tuple(dtypes), dtype_attrs=tuple(dtype_attrs),
                   output_args=tuple(output_args), uncompilable=uncompilable)
     REGISTRY[name] = entry

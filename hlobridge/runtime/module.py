@@ -182,7 +182,7 @@ class ModuleFunctions:
         """`main`'s arguments in order from inputs by name ('x' or 'x:0'); an error names the
         missing and unknown ones."""
         main = self._main
-        norm = {(k if ":" in k else f"{k}:0"): v for k, v in feeds.items()}
+        norm = {_input_name(k, main.input_names): v for k, v in feeds.items()}
         missing = [n for n in main.input_names if n not in norm]
         extra = [k for k in norm if k not in main.input_names]
         if missing or extra:
@@ -222,6 +222,15 @@ class LoadedModule(ModuleFunctions):
             sig_text = reflection.get(SIGNATURE_KEY)
             sig = Signature.from_json(sig_text) if sig_text else None
             self.functions[fname] = CompiledFunction(self, fname, self._bound[fname], sig, reflection)
+
+
+def _input_name(key: str, names: list[str]) -> str:
+    """The input `key` feeds: itself, or "x" and "x:0" as one (a module compiled from a
+    SavedModel names its inputs by the signature's keys, others by tensor names)."""
+    if key in names:
+        return key
+    other = key.removesuffix(":0") if key.endswith(":0") else f"{key}:0"
+    return other if other in names else (key if ":" in key else f"{key}:0")
 
 
 def load(vmfb, device: str = "cpu") -> LoadedModule:

@@ -87,19 +87,20 @@ def test_console_script_runs_as_installed():
 
 
 def test_missing_lists_every_uncompiled_xla_op_with_a_reason(capsys):
-    from hlobridge.ops.coverage import xla_ops
+    from hlobridge.ops.coverage import all_xla_ops
     code, out, _ = run(capsys, "--missing")
     lines = out.strip().splitlines()
     assert code == 0 and lines[0].split() == ["op", "status", "reason"]
     rows = {line.split()[0]: line for line in lines[1:-1]}
-    for op in xla_ops()["ops"]:
+    for op in all_xla_ops():
         entry = REGISTRY.get(op)
         inlined = op in ("PartitionedCall", "StatefulPartitionedCall", "_Arg", "_Retval")
         assert (op in rows) == (not inlined and not (entry and entry.compiles)), op
     assert "Unique" in rows and "data-dependent output shape" in rows["Unique"]
     assert "MatMul" not in rows and "PartitionedCall" not in rows
-    n = len(xla_ops()["ops"])
-    assert lines[-1].startswith("hlobridge compiles ") and f" of the {n} ops TensorFlow" in lines[-1]
+    assert "XlaCustomCall" in rows and "XlaDynamicUpdateSlice" not in rows  # XLA's own ops count too
+    n = len(all_xla_ops())
+    assert n == 489 and lines[-1].startswith("hlobridge compiles ") and f" of the {n} ops TensorFlow" in lines[-1]
 
 
 def test_missing_filters_by_name_and_prints_json(capsys):

@@ -72,6 +72,12 @@ REQUIRED_OPS = {
     "special_math": "Lgamma Digamma Igamma Igammac RandomGammaGrad Betainc Erfinv Ndtri BesselI0e BesselI1e Polygamma Zeta "
                     "NextAfter CumulativeLogsumexp Cross PopulationCount Invert",
     "jax": "XlaCallModule",
+    "xla": "XlaDynamicUpdateSlice XlaDynamicSlice XlaPad XlaSplitND XlaConcatND XlaGather XlaScatter XlaDot XlaDotV2 "
+           "XlaConv XlaConvV2 XlaEinsum XlaReduce XlaVariadicReduce XlaVariadicReduceV2 XlaReduceWindow "
+           "XlaSelectAndScatter XlaSort XlaKeyValueSort XlaVariadicSort XlaBroadcastHelper XlaReducePrecision "
+           "XlaDequantize XlaSharding XlaSpmdFullToShardShape XlaSpmdShardToFullShape XlaSetBound "
+           "XlaSetDynamicDimensionSize XlaRemoveDynamicDimensionSize XlaOptimizationBarrier XlaWhile "
+           "XlaSelfAdjointEig XlaSvd XlaRngBitGenerator",
 }
 
 

@@ -130,6 +130,21 @@ def test_keras_application_loads_quickly():
     assert model.inputs["inputs"].shape == (None, 64, 64, 3)
 
 
+def test_compiled_signature_outputs_are_keyed_as_the_signature_def_keys_them(tmp_path, capsys):
+    root, ref = case("module")
+    out = tmp_path / "predict.vmfb"
+    with pytest.warns(UserWarning, match="assets ignored"):
+        assert compile_cli.main([str(root / "saved_model"), "-o", str(out), "--signature", "predict",
+                                 "--input-shape", "x=3,8", "--input-shape", "label=3"]) == 0
+    assert "label, x -> hit, probs" in capsys.readouterr().err
+    m = hlobridge.runtime.load(str(out))
+    sig = ref["signatures"]["predict"]
+    got = m.run({k: array(v) for k, v in sig["inputs"].items()})
+    assert sorted(got) == sorted(sig["outputs"]) == ["hit", "probs"]
+    for key, want in sig["outputs"].items():
+        np.testing.assert_allclose(got[key], array(want), rtol=1e-5, atol=1e-6)
+
+
 def test_compile_and_explain_clis(tmp_path, capsys):
     root, ref = case("module")
     out = tmp_path / "model.vmfb"
@@ -139,8 +154,11 @@ def test_compile_and_explain_clis(tmp_path, capsys):
     m = hlobridge.runtime.load(str(out))
     sig = ref["signatures"]["serving_default"]
     x = np.resize(array(sig["inputs"]["x"]), (4, 8))
-    np.testing.assert_allclose(m.run({"x:0": x})["output_0:0"][:3], array(sig["outputs"]["output_0"]),
+    # named by the SignatureDef's keys, as TF's signature returns them (and fed by key or "key:0")
+    assert m.input_names == ["x"] and m.output_names == ["output_0"]
+    np.testing.assert_allclose(m.run({"x": x})["output_0"][:3], array(sig["outputs"]["output_0"]),
                                rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(m.run({"x:0": x})["output_0"], m.run({"x": x})["output_0"])
     with pytest.warns(UserWarning, match="assets ignored"):
         assert explain_cli.main([str(root / "saved_model"), "--signature", "predict"]) == 0
     text = capsys.readouterr().out

@@ -34,8 +34,8 @@ def test_every_compiling_op_has_a_case():
 
 def test_every_reason_for_not_compiling_is_about_an_xla_op_that_does_not_compile():
     # a stale reason (the op compiles now, or XLA never compiled it) fails here: delete it
-    from hlobridge.ops.coverage import INLINED, NOT_COMPILED, xla_ops
-    xla = set(xla_ops()["ops"])
+    from hlobridge.ops.coverage import INLINED, NOT_COMPILED, all_xla_ops
+    xla = set(all_xla_ops())
     assert sorted(set(NOT_COMPILED) - xla) == [] and sorted(set(INLINED) - xla) == []
     compiled = sorted(op for op in NOT_COMPILED if op in REGISTRY and REGISTRY[op].compiles)
     assert compiled == []

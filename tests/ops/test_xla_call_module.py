@@ -1,4 +1,4 @@
-"""XlaCallModule (ops/xla_call_module.py, ops/stablehlo_artifact.py): JAX's StableHLO modules
+"""XlaCallModule (ops/xla/call_module.py, ops/xla/stablehlo_artifact.py): JAX's StableHLO modules
 inlined into clusters and run on their kernel.
 
 The modules come from the conformance cases jax_* (tools/conformance_cases/jax_exports.py,
@@ -17,7 +17,7 @@ import hlobridge
 from hlobridge.errors import HlobridgeError, JitFallbackWarning
 from hlobridge.frontend.graph_builder import GraphBuilder, Shape
 from hlobridge.frontend.load import load_graph
-from hlobridge.ops import stablehlo_artifact
+from hlobridge.ops.xla import stablehlo_artifact
 from tests.conftest import TESTS
 
 COVERED_OPS = ("XlaCallModule",)

@@ -15,3 +15,4 @@ from . import detection  # noqa: F401  (issue 13: detection head, image adjust, 
 from . import linalg  # noqa: F401,I001  (issue 13 part 9: linear algebra and special math)
 from . import jax_exports  # noqa: F401
 from . import tensor_arrays  # noqa: F401
+from . import xla_ops  # noqa: F401  (issue 30: tf2xla's Xla* ops)

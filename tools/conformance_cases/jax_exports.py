@@ -1,7 +1,7 @@
 """Conformance cases for models exported from JAX: `jax2tf.convert` with native serialization
 writes one `XlaCallModule` node whose `module` attribute is a StableHLO portable artifact
 (VHLO bytecode); hlobridge deserializes it and inlines it into a cluster
-(hlobridge/ops/xla_call_module.py).
+(hlobridge/ops/xla/call_module.py).
 
 JAX (dev tool only, like TensorFlow) is installed into the TF venv by tools/make_tf_venv.sh:
 jax 0.10.2, the newest release on the package index here; its `jax.experimental.jax2tf` still

@@ -1,7 +1,12 @@
 """Slices and their inverse, padding: Slice, StridedSlice, StridedSliceGrad, Pad, PadV2, MirrorPad.
 
-The begin/end/size and paddings inputs must be compile-time constants (StableHLO's slice
-and pad take them as attributes).
+The begin/end/size and paddings inputs are compile-time constants (StableHLO's slice and pad
+take them as attributes; a cluster reads them as constant inputs, const_analysis.py). Inside a
+loop body they cannot be: there a Slice's `begin` with constant, explicit sizes, and a
+StridedSlice's `begin`/`end` when every entry is a shrunk index or a whole dimension, lower to
+stablehlo.dynamic_slice, as tf2xla's SliceOp and StridedSliceOp do (keras-hub's generate()
+slices the token at the loop's index). Compiled, such a start is clamped into range,
+as XLA does; TensorFlow's CPU kernel (and hlobridge's) raises instead.
 """
 
 from __future__ import annotations
@@ -33,13 +38,25 @@ def _slice_bounds(ctx, shape, begin, size):
 
 def _slice_infer(ctx):
     x, begin, size = ctx.inputs[0], value_of(ctx, 1), value_of(ctx, 2)
+    if begin is None and size is not None and all(s >= 0 for s in ints(size)):
+        bad = [(s, d) for s, d in zip(ints(size), x.shape or ()) if d is not None and s > d]
+        if bad:
+            raise ctx.error(f"slice size {bad[0][0]} is larger than the dimension's {bad[0][1]}")
+        return [out_spec(ctx, ints(size))]  # a run-time begin: the sizes are the shape
     if x.shape is None or begin is None or size is None:
         return [out_spec(ctx, None if x.shape is None else (None,) * x.rank)]
     bounds = _slice_bounds(ctx, x.shape, begin, size)
     return [out_spec(ctx, [None if hi is None else hi - lo for lo, hi in bounds])]
 
 
-def _slice_lower(ctx, x, _b, _s):
+def _slice_lower(ctx, x, begin, _s):
+    if ctx.inputs[1].value is None:  # a run-time begin: dynamic_slice of the constant sizes
+        sizes = ints(ctx.const(2))
+        if any(s < 0 for s in sizes):
+            raise ctx.lowering_error(f"begin is computed at run time, so size {sizes} must be explicit "
+                                     f"(no -1), as XLA requires")
+        return hlo.dynamic_slice(x, [hlo.reshape(hlo.slice(begin, [i], [i + 1]), []) for i in range(len(sizes))],
+                                 sizes)
     bounds = _slice_bounds(ctx, hlo.shape_of(x), ctx.const(1), ctx.const(2))
     return hlo.slice(x, [lo for lo, _ in bounds], [hi for _, hi in bounds])
 
@@ -49,7 +66,7 @@ def _slice_kernel(ctx, x, begin, size):
     return x[tuple(slice(lo, hi) for lo, hi in bounds)]
 
 
-register("Slice", infer=_slice_infer, attrs=("T", "Index"), const_inputs=(1, 2),
+register("Slice", infer=_slice_infer, attrs=("T", "Index"), const_inputs=(1, 2), dynamic_inputs=(1,),
          lower=_slice_lower, kernel=_slice_kernel)
 
 STRIDED_SLICE_ATTRS = ("T", "Index", "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
@@ -117,9 +134,33 @@ def _dim_window(ctx, x, d):
     return i, i + 1, 1
 
 
+_MARK = 1 << 40  # begin values that say which spec entry a shrunk dimension came from
+
+
+def _dynamic_spec(ctx) -> int | None:
+    """The spec's length when begin/end are computed at run time and the slice is still
+    XLA's dynamic case (tf2xla's StridedSliceOp): strides constant, and each entry an ellipsis,
+    a new axis, a shrunk index (size 1, at a run-time position) or a whole dimension (both
+    masks, stride 1); else None."""
+    strides = value_of(ctx, 3)
+    if strides is None:
+        return None
+    masks = {m: ctx.attr(m, 0) for m in STRIDED_SLICE_ATTRS[2:]}
+    for j, step in enumerate(ints(strides)):
+        bit = 1 << j
+        whole = masks["begin_mask"] & masks["end_mask"] & bit and step == 1
+        if not (masks["ellipsis_mask"] & bit or masks["new_axis_mask"] & bit or masks["shrink_axis_mask"] & bit
+                or whole):
+            return None
+    return len(ints(strides))
+
+
 def _strided_slice_infer(ctx):
     x = ctx.inputs[0]
     consts = [value_of(ctx, i) for i in (1, 2, 3)]
+    n = _dynamic_spec(ctx) if x.shape is not None and None not in x.shape else None
+    if (consts[0] is None or consts[1] is None) and n is not None:  # shapes from the masks alone
+        consts = [np.zeros(n, np.int64), np.zeros(n, np.int64), consts[2]]
     if x.shape is None or any(c is None for c in consts):
         return [out_spec(ctx, None)]
     per_dim, out = dense_index(ctx, strided_index(ctx, *consts), x.rank)
@@ -156,7 +197,31 @@ def _strided_windows(ctx, shape, begin, end, strides):
     return starts, limits, steps, flipped
 
 
-def _strided_slice_lower(ctx, x, *_):
+def _dynamic_strided_slice(ctx, x, begin):
+    """A run-time begin (_dynamic_spec's case): dynamic_slice of size 1 at each shrunk index
+    (a negative one counts from the end; XLA clamps the rest) and whole dims elsewhere."""
+    n = _dynamic_spec(ctx)
+    if n is None:
+        raise ctx.lowering_error("begin/end are computed at run time; hlobridge compiles that only as XLA "
+                                 "does: constant strides, every entry a shrunk index or a whole dimension")
+    shape, dtype = hlo.shape_of(x), ctx.inputs[1].dtype
+    per_dim, _ = dense_index(ctx, strided_index(ctx, [_MARK + j for j in range(n)], [0] * n, ctx.const(3)), len(shape))
+    starts, sizes = [], []
+    for sel, d in zip(per_dim, shape):
+        if isinstance(sel, slice):
+            starts.append(hlo.constant(np.zeros((), dtype)))
+            sizes.append(d)
+            continue
+        b = hlo.reshape(hlo.slice(begin, [sel - _MARK], [sel - _MARK + 1]), [])
+        wrapped = hlo.add(b, hlo.constant(np.array(d, dtype)))
+        starts.append(hlo.select(hlo.compare("LT", b, hlo.constant(np.zeros((), dtype))), wrapped, b))
+        sizes.append(1)
+    return reshape_to_out(ctx, hlo.dynamic_slice(x, starts, sizes))
+
+
+def _strided_slice_lower(ctx, x, begin, *_):
+    if ctx.inputs[1].value is None or ctx.inputs[2].value is None:
+        return _dynamic_strided_slice(ctx, x, begin)
     starts, limits, steps, flipped = _strided_windows(ctx, hlo.shape_of(x), *(ctx.const(i) for i in (1, 2, 3)))
     return reshape_to_out(ctx, hlo.slice(hlo.reverse(x, flipped), starts, limits, steps))
 
@@ -166,6 +231,7 @@ def _strided_slice_kernel(ctx, x, begin, end, strides):
 
 
 register("StridedSlice", infer=_strided_slice_infer, attrs=STRIDED_SLICE_ATTRS, const_inputs=(1, 2, 3),
+         dynamic_inputs=(1, 2),
          lower=_strided_slice_lower, kernel=_strided_slice_kernel)
 
 # StridedSliceGrad(shape, begin, end, strides, dy): zeros of `shape` with dy where StridedSlice

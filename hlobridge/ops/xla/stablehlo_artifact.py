@@ -37,7 +37,7 @@ import ml_dtypes
 import numpy as np
 from iree.compiler import ir, passmanager
 
-from .. import dtypes
+from ... import dtypes
 
 _DESERIALIZED = "*_vhlo-legalize-to-stablehlo.mlir"
 _TIMEOUT_S = 300

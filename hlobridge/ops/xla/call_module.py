@@ -35,10 +35,10 @@ from iree.compiler.dialects import func
 
 from hlobridge.dialects import stablehlo as hlo
 
-from ..errors import HlobridgeError
-from ..spec import TensorSpec
+from ...errors import HlobridgeError
+from ...spec import TensorSpec
 from . import stablehlo_artifact
-from .registry import register
+from ..registry import register
 
 _ATTRS = ("version", "module", "Tin", "Tout", "Sout", "platforms", "dim_args_spec", "disabled_checks",
           "has_token_input_output", "function_list", "use_shardy_partitioner")
