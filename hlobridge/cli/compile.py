@@ -22,8 +22,9 @@ from hlobridge.passes.ir.fusion import MODES as FUSION_MODES
 from ..compile import driver as compiler
 from ..compile.driver import CompileOptions, Dumper
 from ..compile.options import DATA_TILING
+from ..errors import HlobridgeError
 from . import saved_model
-from .common import add_io_arguments, io_options, run_main
+from .common import add_io_arguments, check_output_path, io_options, run_main
 
 PROG = "hlobridge-compile"
 
@@ -76,6 +77,9 @@ def main(argv=None) -> int:
                              cuda_arch=args.cuda_arch, extra_flags=args.iree_flag,
                              precision=args.precision, fusion=args.fusion, data_tiling=args.data_tiling)
     io = io_options(args)
+    check_output_path(args.output)
+    if args.stats:
+        check_output_path(args.stats, "--stats")
     graph = args.graph
     if saved_model.is_saved_model(graph):  # its signature, variables frozen
         graph, io = saved_model.compile_target(args, io)
@@ -86,17 +90,24 @@ def main(argv=None) -> int:
         if args.output == "-":
             sys.stdout.write(text)
         else:
-            Path(args.output).write_text(text)
+            _write(args.output, text.encode())
         return 0
     model = compiler.compile_graph(graph, options=options, dump=dump, **io)
     model.save(args.output)
     if args.stats:
-        Path(args.stats).write_text(json.dumps(model.stats, indent=2) + "\n")
+        _write(args.stats, (json.dumps(model.stats, indent=2) + "\n").encode())
     sig = model.signature
     print(f"wrote {args.output} ({len(model.vmfb)} bytes, {args.target}): "
           f"{', '.join(n for n, _ in sig.inputs)} -> {', '.join(n for n, _ in sig.outputs)}",
           file=sys.stderr)
     return 0
+
+
+def _write(path: str, data: bytes) -> None:
+    try:
+        Path(path).write_bytes(data)
+    except OSError as e:  # the disk filled up during the compile
+        raise HlobridgeError(f"{path}: cannot write: {e.strerror or e}") from None
 
 
 def _cli_main() -> None:

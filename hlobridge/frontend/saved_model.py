@@ -117,7 +117,9 @@ class SavedModelSource:
             names = ", ".join(a.filename for a in self.meta.asset_file_def)
             warnings.warn(f"{self.path}: assets ignored ({names}): hlobridge runs no op that reads them",
                           stacklevel=3)
-        if Path(tensor_bundle.index_filename(self.prefix)).exists():  # else a model without variables
+        if not Path(tensor_bundle.index_filename(self.prefix)).exists():
+            self._check_needs_no_checkpoint()
+        else:
             reader = tensor_bundle.BundleReader(self.prefix)
             if len(self.meta.object_graph_def.nodes) and OBJECT_GRAPH_KEY in reader:
                 self._bind_captures(session.variables, reader)
@@ -129,6 +131,19 @@ class SavedModelSource:
             assets = {a.tensor_info.name: str((self.path / "assets" / a.filename).resolve())
                       for a in self.meta.asset_file_def if a.tensor_info.name}
             session.run(init_ops, assets)
+
+    def _check_needs_no_checkpoint(self) -> None:
+        """A model without variables/ is fine if it has no variables to restore; one that has them
+        (a folder copied without variables/) is an error naming them here, not at the first run
+        as a variable 'not initialized' inside some cluster."""
+        saved = self.meta.saver_def.restore_op_name or any(
+            o.WhichOneof("kind") == "variable" for o in self.meta.object_graph_def.nodes)
+        names = [n.attr("shared_name") or n.name for n in self.graph.nodes.values()
+                 if n.op in ("VarHandleOp", "VariableV2", "Variable")]
+        if saved and names:
+            shown = ", ".join(f"'{n}'" for n in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            raise SavedModelError(f"{self.path}: {tensor_bundle.index_filename(self.prefix)} is missing, but the "
+                                  f"SavedModel has variables to restore ({shown}): copy its variables/ folder too")
 
     def init_ops(self) -> list[str]:
         """The ops TensorFlow's loader runs after restoring the variables (module docstring)."""
