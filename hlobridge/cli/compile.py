@@ -78,6 +78,8 @@ def main(argv=None) -> int:
                              precision=args.precision, fusion=args.fusion, data_tiling=args.data_tiling)
     io = io_options(args)
     check_output_path(args.output)
+    if args.output == "-" and args.emit == "vmfb":
+        raise HlobridgeError("-o -: a .vmfb is binary; give a file name ('-' prints --emit stablehlo)")
     if args.stats:
         check_output_path(args.stats, "--stats")
     graph = args.graph

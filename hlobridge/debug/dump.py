@@ -33,7 +33,11 @@ class Dumper:
         except re.error as e:
             raise HlobridgeError(f"--dump-pass: bad regular expression '{pattern}': {e}") from None
         if self.directory:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise HlobridgeError(f"--dump-to {self.directory}: cannot create the folder: "
+                                     f"{e.strerror or e}") from None
 
     @classmethod
     def from_flags(cls, directory=None, pattern: str | None = None) -> "Dumper":

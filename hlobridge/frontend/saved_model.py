@@ -177,7 +177,7 @@ class SavedModelSource:
                     self._restore_table(store, reader, handle, keys[node_id])
                 if handle is None or handle.op != "VarHandleOp" or "VARIABLE_VALUE" not in keys.get(node_id, {}):
                     continue
-                name = handle.attr["shared_name"].s.decode() or handle.name
+                name = handle.attr["shared_name"].s.decode("utf-8", "replace") or handle.name
                 key = keys[node_id]["VARIABLE_VALUE"]
                 if bound.setdefault(name, key) != key:
                     raise SavedModelError(f"{self.pb_path}: variable handle '{name}' is bound to both "
@@ -198,8 +198,8 @@ class SavedModelSource:
             return  # a table the checkpoint does not hold (a static one: its init op fills it)
         attr = handle.attr
         reserved = [self._const(handle, i) for i in range(len(handle.input))]  # a dense table's
-        tables.restore_table(store, tables.table_name(handle.name, attr["container"].s.decode(),
-                                                      attr["shared_name"].s.decode()),
+        tables.restore_table(store, tables.table_name(handle.name, attr["container"].s.decode("utf-8", "replace"),
+                                                      attr["shared_name"].s.decode("utf-8", "replace")),
                              handle.op, dtypes.from_enum(attr["key_dtype"].type),
                              dtypes.from_enum(attr["value_dtype"].type),
                              tensor_proto.shape_from_proto(attr["value_shape"].shape) or (),
@@ -250,7 +250,7 @@ def _paths(nodes) -> dict[int, tuple]:
     paths, todo = {0: ()}, [0]
     for node_id in todo:
         for child in nodes[node_id].children:
-            if child.node_id not in paths and child.node_id < len(nodes):
+            if child.node_id not in paths and 0 <= child.node_id < len(nodes):
                 paths[child.node_id] = paths[node_id] + (child.local_name,)
                 todo.append(child.node_id)
     return paths

@@ -1,0 +1,84 @@
+"""What tools/fuzz_loaders.py found, each kept as a regression test: every one was a traceback
+and is now a one-line error (or works)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+import hlobridge
+from hlobridge import flags
+from hlobridge.cli import compile as compile_cli
+from hlobridge.cli import opt as opt_cli
+from hlobridge.cli.common import run_main
+from hlobridge.errors import HlobridgeError
+from hlobridge.frontend.proto.saved_model_schema import SavedModel
+
+from tests.frontend.saved_model_data import case
+from tests.robustness.test_careless_cli import graph  # noqa: F401  (the fixture)
+
+
+def _edited_saved_model(tmp_path, name, edit):
+    root, _ = case(name)
+    shutil.copytree(root / "saved_model", tmp_path / "sm")
+    pb = tmp_path / "sm" / "saved_model.pb"
+    saved = SavedModel.FromString(pb.read_bytes())
+    edit(saved.meta_graphs[0])
+    pb.write_bytes(saved.SerializeToString())
+    return tmp_path / "sm"
+
+
+def _one_line_error(capsys, cli, argv) -> str:
+    assert run_main(cli.PROG, cli.main, argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_a_variable_shared_name_that_is_not_utf8(tmp_path):
+    """(files seed 0, mutant 305: UnicodeDecodeError in SavedModelSource._bind_captures)"""
+    def edit(meta):
+        for node in meta.graph_def.node:
+            if node.op == "VarHandleOp":
+                node.attr["shared_name"].s = b"\xff" * 8
+    sm = _edited_saved_model(tmp_path, "keras_export", edit)
+    with pytest.raises(HlobridgeError, match="variable"):
+        hlobridge.load_saved_model(sm, jit="off", cache_dir=False).run({})
+
+
+def test_an_object_graph_child_with_a_negative_node_id(tmp_path):
+    """(files seed 1, mutant 792: IndexError in saved_model._paths)"""
+    def edit(meta):
+        meta.object_graph_def.nodes[0].children[0].node_id = -2 ** 31
+    sm = _edited_saved_model(tmp_path, "module", edit)
+    try:
+        hlobridge.Session(sm, jit="off", cache_dir=False)
+    except HlobridgeError:
+        pass  # (a child the object graph no longer reaches: its variable may be missing)
+
+
+def test_hlobridge_flags_with_an_unclosed_quote(graph, tmp_path, capsys):  # noqa: F811
+    """(cli seed 0, case 110: ValueError 'No closing quotation' from shlex in flags.parse)"""
+    with flags.environment("'--dump-to"):
+        err = _one_line_error(capsys, compile_cli, [str(graph), "-o", str(tmp_path / "m.mlir"), "--emit",
+                                                    "stablehlo", "--input-shape", "x=4,3"])
+    assert "error: HLOBRIDGE_FLAGS: cannot split ''--dump-to' into flags: No closing quotation" in err
+
+
+def test_dump_to_a_folder_that_cannot_be_made(graph, tmp_path, capsys):  # noqa: F811
+    """(cli seed 0, case 194: FileNotFoundError from Dumper's mkdir)"""
+    err = _one_line_error(capsys, compile_cli, [str(graph), "-o", str(tmp_path / "m.mlir"), "--emit", "stablehlo",
+                                                "--input-shape", "x=4,3", "--dump-to", "/proc/d"])
+    assert "error: --dump-to /proc/d: cannot create the folder" in err
+
+
+def test_opt_output_that_cannot_be_written(graph, capsys):  # noqa: F811
+    """(cli seed 0, case 22: FileNotFoundError writing hlobridge-opt's -o)"""
+    err = _one_line_error(capsys, opt_cli, [str(graph), "-o", "/proc/x.vmfb", "--input-shape", "x=2,3"])
+    assert "error: -o /proc/x.vmfb: cannot write in /proc" in err
+
+
+def test_a_vmfb_to_stdout(graph, capsys):  # noqa: F811
+    err = _one_line_error(capsys, compile_cli, [str(graph), "-o", "-", "--input-shape", "x=4,3"])
+    assert "error: -o -: a .vmfb is binary" in err
