@@ -82,3 +82,21 @@ def test_opt_output_that_cannot_be_written(graph, capsys):  # noqa: F811
 def test_a_vmfb_to_stdout(graph, capsys):  # noqa: F811
     err = _one_line_error(capsys, compile_cli, [str(graph), "-o", "-", "--input-shape", "x=4,3"])
     assert "error: -o -: a .vmfb is binary" in err
+
+
+@pytest.mark.parametrize("flag", ["--iree-flag=--", "--iree-flag=", "--iree-flag=x"])
+def test_an_iree_flag_that_is_not_a_flag(graph, tmp_path, capsys, flag):  # noqa: F811
+    """(cli seed 1, case 487: argparse makes --iree-flag=-- a [], a TypeError inside compile_str)"""
+    err = _one_line_error(capsys, compile_cli, [str(graph), "-o", str(tmp_path / "m.vmfb"), "--input-shape", "x=4,3",
+                                                flag])
+    assert "error: --iree-flag '" in err and "expected an iree-compile flag" in err
+
+
+def test_hlobridge_flags_dump_to_a_folder_that_cannot_be_made(tmp_path, capsys):
+    """(cli seed 1, case 865: FileNotFoundError from numbered_subdirectory, the frozen
+    SavedModel's Session dumping its clusters)"""
+    root, _ = case("tf1_builder")
+    with flags.environment("--dump-to=/proc/x"):
+        err = _one_line_error(capsys, compile_cli, [str(root / "saved_model"), "-o", str(tmp_path / "m.mlir"),
+                                                    "--emit", "stablehlo"])
+    assert "error: --dump-to /proc/x: cannot create the folder" in err
