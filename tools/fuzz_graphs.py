@@ -200,8 +200,9 @@ def _where() -> str:
     return f"{path}:{f.lineno} in {f.name}"
 
 
-def worker_main(memory_mb: int) -> None:
-    """Read jobs (JSON lines) from stdin, answer on the protocol fd; stdout/stderr go to /dev/null."""
+def worker_limits(memory_mb: int):
+    """A worker's setup: RLIMIT_AS, no core files, stdout to /dev/null, warnings off; returns
+    the protocol file (the original stdout) its answers go to."""
     import resource
     if memory_mb:
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
@@ -209,8 +210,13 @@ def worker_main(memory_mb: int) -> None:
     answer = os.fdopen(os.dup(1), "w")
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
-    import warnings
     warnings.simplefilter("ignore")
+    return answer
+
+
+def worker_main(memory_mb: int) -> None:
+    """Read jobs (JSON lines) from stdin, answer on the protocol fd; stdout/stderr go to /dev/null."""
+    answer = worker_limits(memory_mb)
     import hlobridge.cli.compile, hlobridge.cli.explain  # noqa: E401,F401  (imported once, before any job)
     cache_dir = os.environ["HLOBRIDGE_CACHE_DIR"]
     answer.write("ready\n")
@@ -265,6 +271,20 @@ class Worker:
 
 # -- the run ---------------------------------------------------------------------------------
 TIMEOUTS = {"compile": 1.0, "explain": 1.0, "session_off": 2.0, "compile_vmfb": 4.0, "session_auto": 4.0}
+
+
+def run_threads(drain, pool: list, tmp: Path) -> None:
+    """drain(k) on one thread per worker of `pool`; then the workers stopped and `tmp` removed."""
+    try:
+        threads = [threading.Thread(target=drain, args=(k,)) for k in range(len(pool))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        for w in pool:
+            w.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def save_mutant(m: Mutant, tool: str, job: dict, result: dict, out: Path) -> Path:
@@ -346,16 +366,7 @@ def fuzz(seed: int, count: int, *, start: int = 0, workers: int = 1, memory_mb: 
                 if progress:
                     progress(done, counts)
 
-    try:
-        threads = [threading.Thread(target=drain, args=(k,)) for k in range(workers)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        for w in pool:
-            w.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
+    run_threads(drain, pool, tmp)
     defects.sort(key=lambda d: (d["index"], d["tool"]))
     classes = collections.Counter(d["signature"] for d in defects)
     summary = {"seed": seed, "start": start, "count": count, "mutants": dict(counts),

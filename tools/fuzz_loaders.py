@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 from fuzz_file_mutators import DATA, make_cli_case, make_file_mutant
-from fuzz_graphs import DEFECTS, Worker, _error_kind, _tail, _where, signature
+from fuzz_graphs import DEFECTS, Worker, _error_kind, _tail, _where, run_threads, signature, worker_limits
 
 TIMEOUTS = {"load": 30.0, "session": 30.0, "compile": 30.0, "read_checkpoint": 10.0, "restore": 30.0, "cli": 60.0}
 
@@ -162,15 +162,7 @@ def _small_graph(path: Path) -> None:
 
 def worker_main(memory_mb: int) -> None:
     """Jobs (JSON lines) from stdin, answers on the protocol fd; stdout/stderr to /dev/null."""
-    import resource
-    import warnings
-    if memory_mb:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    answer = os.fdopen(os.dup(1), "w")
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    warnings.simplefilter("ignore")
+    answer = worker_limits(memory_mb)
     import hlobridge.cli.compile, hlobridge.cli.explain, hlobridge.cli.opt  # noqa: E401,F401
     work = Path(tempfile.mkdtemp(prefix="hlobridge-fuzz-worker-"))
     _small_graph(work / "g.pbtxt")
@@ -262,16 +254,7 @@ def fuzz(kind: str, seed: int, count: int, *, start: int = 0, workers: int = 1, 
                 done += 1
                 if progress:
                     progress(done, counts)
-    try:
-        threads = [threading.Thread(target=drain, args=(k,)) for k in range(workers)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        for w in pool:
-            w.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
+    run_threads(drain, pool, tmp)
     defects.sort(key=lambda d: (d["index"], d["tool"]))
     summary = {"kind": kind, "seed": seed, "start": start, "count": count, "outcomes": dict(counts),
                "targets": {t: dict(c) for t, c in sorted(per_target.items())},
