@@ -47,12 +47,18 @@ TIMEOUTS = {"load": 30.0, "session": 30.0, "compile": 30.0, "read_checkpoint": 1
 
 # -- the worker -------------------------------------------------------------------------------
 def _zero_feeds(model):
+    """Zeros of each input's spec (unknown dims 1); None where no array can stand for one (a
+    resource or variant dtype, a mutated shape of over 2^20 elements): then the model only loads."""
+    import math
     import numpy as np
+    from hlobridge import dtypes
     feeds = {}
     for key, spec in model.inputs.items():
         shape = [1 if d is None else d for d in (spec.shape if spec.shape is not None else ())]
-        dtype = np.dtype(spec.dtype) if np.dtype(spec.dtype) != np.object_ else object
-        feeds[key] = np.full(shape, b"a", dtype=object) if dtype is object else np.zeros(shape, dtype)
+        if spec.dtype in (dtypes.RESOURCE, dtypes.VARIANT) or math.prod(shape) > 1 << 20:
+            return None
+        dtype = np.dtype(spec.dtype)
+        feeds[key] = np.full(shape, b"a", dtype=object) if dtype == np.object_ else np.zeros(shape, dtype)
     return feeds
 
 
@@ -90,7 +96,9 @@ def _files_job(job: dict, out_dir: str) -> int:
     target, path = job["target"], job["path"]
     if target == "load":
         model = hlobridge.load_saved_model(path, jit="off", cache_dir=False)
-        model.run(_zero_feeds(model))
+        feeds = _zero_feeds(model)
+        if feeds is not None:
+            model.run(feeds)
     elif target == "session":
         hlobridge.Session(path, jit="off", cache_dir=False)
     elif target == "compile":

@@ -131,6 +131,8 @@ def _decode_strings(raw: bytes, count: int, where: str) -> tuple[np.ndarray, int
     try:
         for _ in range(count):
             n, pos = sstable.read_varint(raw, pos)
+            if n > len(raw):  # (also keeps it a uint32 for the checksum)
+                raise CheckpointError(f"{where}: a string of {n} bytes in {len(raw)}: corrupt")
             lengths.append(n)
     except sstable.TableError:
         raise CheckpointError(f"{where}: string lengths run past the tensor's bytes: corrupt") from None

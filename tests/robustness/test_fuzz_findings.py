@@ -100,3 +100,36 @@ def test_hlobridge_flags_dump_to_a_folder_that_cannot_be_made(tmp_path, capsys):
         err = _one_line_error(capsys, compile_cli, [str(root / "saved_model"), "-o", str(tmp_path / "m.mlir"),
                                                     "--emit", "stablehlo"])
     assert "error: --dump-to /proc/x: cannot create the folder" in err
+
+
+def test_a_string_length_past_the_tensor_bytes(tmp_path):
+    """(files seed 2, mutant 769: struct.error packing a length over 2^32 for the checksum)"""
+    import numpy as np
+    from hlobridge.frontend import sstable, tensor_bundle
+    prefix = str(tmp_path / "ckpt")
+    w = tensor_bundle.BundleWriter(prefix)
+    w.add("s", np.array([b"a" * 8, b"b" * 8], dtype=object))
+    w.finish()
+    data = tensor_bundle.data_filename(prefix, 0, 1)
+    raw = open(data, "rb").read()
+    huge = sstable.varint(2 ** 33)
+    open(data, "wb").write(huge + raw[len(huge):])
+    with pytest.raises(hlobridge.CheckpointError, match=r"tensor 's': a string of 8589934592 bytes in 22: corrupt"):
+        hlobridge.read_checkpoint(prefix)
+
+
+def test_freezing_a_read_whose_identity_lost_its_input():
+    """(files seed 2, mutant 4177: IndexError in runtime/saved_model._variable_name)"""
+    import numpy as np
+    from hlobridge.frontend.graph_builder import GraphBuilder, Shape
+    from hlobridge.frontend.load import graph_from_graphdef
+    from hlobridge.runtime.saved_model import _variable_name
+    b = GraphBuilder()
+    v = b.op("VarHandleOp", name="v", dtype=np.float32, shape=Shape((2,)), shared_name="v", container="")
+    b.op("ReadVariableOp", [b.op("Identity", [v], name="i", T=np.float32)], name="r", dtype=np.float32)
+    gd = b.graph_def
+    del next(n for n in gd.node if n.name == "i").input[:]
+    graph = graph_from_graphdef(gd, "g")
+    with pytest.raises(HlobridgeError, match=r"node 'i' \(Identity\) has no input 0; cannot follow it to the "
+                                             r"variable 'r' reads"):
+        _variable_name(graph, graph.nodes["r"])
