@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""An iree-compile flag, on or off, on a model's step: the A/B behind the README's "Compile
-options, measured" rows.
+"""An iree-compile flag, on or off, on a model's step: the A/B behind the distribution-size
+rows of docs/performance.md's "Compile options".
 
     python benchmarks/iree_flags.py cnn_train --flags="--iree-llvmcpu-distribution-size=256"
     python benchmarks/iree_flags.py keras_resnet50/batch2 mlp_adam --flags="--iree-opt-level=O2" --repeat 11

@@ -624,7 +624,7 @@ def conj(x: Value) -> Value:
 
 def fft(x: Value, fft_type: str, lengths: Sequence[int], out_shape: Sequence[int], dtype) -> Value:
     """stablehlo.fft of type FFT, IFFT, RFFT or IRFFT over x's innermost len(lengths) dimensions
-    (IREE 3.13 lowers only one power-of-two dimension of complex<f32>: see ops/fft.py)."""
+    (IREE 3.13 lowers only one power-of-two dimension of complex<f32>: see ops/math/fft.py)."""
     return _one("stablehlo.fft", [x], [tensor_type(out_shape, dtype)],
                 {"fft_type": _attr(f"#stablehlo<fft_type {fft_type}>"), "fft_length": i64_array(lengths)})
 # -- chlo ops of two operands (appended for the special functions: polygamma, zeta, next_after) --------

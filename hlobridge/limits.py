@@ -12,7 +12,7 @@ overridable in HLOBRIDGE_FLAGS:
 - `--max-loop-iterations` (default 10**6): the iterations one While may run in one run. A
   compiled loop cannot be interrupted inside IREE, so a While whose counter starts at -2**31
   would hold the process for hours, in TensorFlow too. Compiled loops check the limit on the
-  device (ops/control_flow.py, ops/loop_bounds.py) and fail with `DEVICE_LIMIT_MARK` in
+  device (ops/control/flow.py, ops/control/loop_bounds.py) and fail with `DEVICE_LIMIT_MARK` in
   IREE's message, which `device_limit_error` turns back into a ResourceLimitError; the
   reference kernels count in Python.
 """

@@ -256,7 +256,7 @@ def reduction(g, t):
             del ops["logsumexp"]
     name = g.choice(sorted(ops))
     if name in ("max", "min", "logsumexp") and 0 in t.shape.as_list():
-        raise Reject("max of an empty set")  # +-inf identities: not generated (see the README)
+        raise Reject("max of an empty set")  # +-inf identities: not generated (see docs/testing.md)
     if g.chance(0.15) and rank >= 1:
         axis = int(g.rng.integers(rank))
         if t.shape[axis] == 0:

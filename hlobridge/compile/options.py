@@ -54,7 +54,7 @@ class CompileOptions:
     estimate_work: bool = False
     # No --iree-opt-level: IREE's default (O0) measured best (2026-11-24, best of 3 runs, ms/step,
     # O0 vs O2): bert2_train 15.8 vs 72 (O2 fails to compile a dispatch and the cluster falls
-    # back), cnn_train 24.6 vs 26.7, mlp_adam 0.92 vs 0.97. README "Compile options, measured".
+    # back), cnn_train 24.6 vs 26.7, mlp_adam 0.92 vs 0.97. docs/performance.md, "Compile options".
 
     def stages(self) -> tuple:
         """hlobridge's IR pipeline (passes/ir/pipeline.py) for these options."""

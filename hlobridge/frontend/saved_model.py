@@ -12,14 +12,14 @@ TensorBundle (tensor_bundle.py). Loading it:
   those, the object node ids (`bound_inputs`), and the checkpoint's TrackableObjectGraph
   gives each object's `.ATTRIBUTES/VARIABLE_VALUE` key. The values go straight into the
   Session's variables under the handles' shared names: no restore function runs. Mutable
-  lookup tables captured the same way get their saved keys and values (ops/tables.py);
+  lookup tables captured the same way get their saved keys and values (ops/text/tables.py);
 - TF1 models (no object graph): the Saver's restore op runs, fed the variables' prefix,
-  with the checkpoint kernels of ops/checkpoint.py;
+  with the checkpoint kernels of ops/control/checkpoint.py;
 - then the model's init op runs, as TensorFlow's loader runs it: the `__saved_model_init_op`
   signature (TF2), else the `saved_model_main_op` or `legacy_init_op` collection (TF1),
   and the `table_initializer` collection's ops (as TF2 loads a TF1 model), each asset's
   tensor fed the absolute path of its file under `assets/`. This fills the lookup tables
-  (ops/tables.py) of Keras StringLookup / TextVectorization and tf.lookup; assets that no
+  (ops/text/tables.py) of Keras StringLookup / TextVectorization and tf.lookup; assets that no
   op of the graph reads get a warning naming them.
 
 This module reads; `runtime/saved_model.py` runs: `load_saved_model` wraps a Session (so
@@ -37,7 +37,7 @@ from pathlib import Path
 from .. import dtypes
 from ..errors import SavedModelError
 from ..spec import TensorSpec
-from ..ops import tables
+from ..ops.text import tables
 from . import tensor_bundle, tensor_proto
 from .functions import CALL_OPS
 from .graph import Graph, TensorRef

@@ -241,7 +241,7 @@ class _FunctionBuilder:
         for i, (v, spec) in enumerate(zip(results, out_specs)):
             if v is None:
                 continue
-            if spec.dtype == dtypes.VARIANT:  # a TensorList: an ops.list_values.ListValue, not one Value
+            if spec.dtype == dtypes.VARIANT:  # a TensorList: an ops.lists.values.ListValue, not one Value
                 self.values[TensorRef(name, i)] = v
                 continue
             want = hlo.tensor_type(spec.shape, spec.dtype)

@@ -1,16 +1,26 @@
-"""The op registry, filled by importing each family module once."""
+"""The op registry, filled by importing each family package once.
 
-from . import (activation_grads, basic, checkpoint, control_flow, einsum, elementwise, image, layout,  # noqa: F401
-               linalg, nn, reductions, segments, shapes, state, strings, variable_indexing)  # (registration)
-from . import tensor_lists  # noqa: F401,E402  (registration: recurrent models)
-from . import tensor_arrays  # noqa: F401,E402  (registration: TF1 TensorArrays, stacks)
-from . import sparse_rows, string_edits, tables, text, unicode  # noqa: F401,E402  (registration: tables, text)
-from . import quantization, uniform_quantization  # noqa: F401,E402  (registration)
-from . import arrays  # noqa: F401,E402  (registration: array ops)
-from . import (random_gamma_grad, random_sampling, stateful_random, stateless_random,  # noqa: F401,E402
-               truncated_normal_params)  # (registration: random)
-from . import crop_and_resize, detection, image_adjust, image_grads  # noqa: F401,E402  (registration: image)
-from . import complex_parts, fft  # noqa: F401,E402  (registration: complex numbers and FFTs)
-from . import linalg_diag, linalg_factor, linalg_solve, special_math  # noqa: F401,E402  (registration: linalg, special math)
-from . import xla_call_module  # noqa: F401,E402  (registration: models exported from JAX)
+The registry's core is loose here: registry (the entries), typesets (dtypes per op), helpers
+(what the families share), traced and traced_logic (rules written once for NumPy and StableHLO),
+kinds (op-name sets the stages ask about), signatures (TensorFlow's op signatures), coverage
+(against TF's XLA) and calls (the protocol of ops that call functions). Each family is a package:
+
+  math      elementwise, reductions, segments, complex numbers, FFTs, special functions
+  control   Const/Identity plumbing, If/While/Case, Switch/Merge, variables, optimizers, checkpoints
+  linalg    matrix ops: band parts, diagonals, factorizations, solves, Einsum
+  image     resizes, colour adjustments, crop-and-resize, non-max suppression
+  nn        matmul, convolutions, pooling, batch norm, softmax, Grappler's fused ops
+  shapes    shape queries, reshapes, slicing, gathers and scatters, block layouts
+  arrays    the array ops XLA compiles that shapes/ did not cover, SparseFillEmptyRows
+  text      strings, text preprocessing, unicode, hashing, lookup tables
+  lists     TF2 TensorLists, TF1 TensorArrays and stacks
+  quant     fake quantization, quantize-dequantize, uniform quantized ops
+  random    Philox streams: stateless, stateful (tf.random.Generator), sampling
+"""
+
+from . import math  # noqa: F401,I001  (registration; first: lists/ extends ZerosLike and AddN)
+from . import control, linalg, image, nn, shapes, text  # noqa: F401  (registration)
+from . import lists  # noqa: F401  (registration: recurrent models, TF1 TensorArrays)
+from . import arrays, quant, random  # noqa: F401  (registration)
+from . import xla_call_module  # noqa: F401  (registration: models exported from JAX)
 from .registry import REGISTRY, OpContext, OpDef, lookup, register  # noqa: F401

@@ -28,7 +28,7 @@ class Functions(Protocol):
     """`ctx.functions` for op rules; `f` is a function name or a FuncAttr."""
 
     # The frontend.functions.FunctionLibrary the functions come from: a rule may read a
-    # body's graph (the While lowering looks for a counted loop, ops/loop_bounds.py).
+    # body's graph (the While lowering looks for a counted loop, ops/control/loop_bounds.py).
     library: object
 
     def infer(self, f, in_specs: list) -> list:

@@ -49,7 +49,7 @@ def same_as_input(ctx, i: int = 0):
 
 
 def list_facts(spec: TensorSpec):
-    """What a pass-through op keeps of a spec's handle: a TensorList's facts (list_values.py)."""
+    """What a pass-through op keeps of a spec's handle: a TensorList's facts (lists/values.py)."""
     return spec.handle if spec.dtype == dtypes.VARIANT else None
 
 

@@ -50,7 +50,7 @@ class OpContext:
         self.outputs = outputs
         self.state = state  # the session's variable store, for stateful kernels
         # ops.calls.Functions, for ops that name functions (If, While, Case): `infer`
-        # everywhere, `call` when running kernels, `lower` when lowering (see control_flow.py);
+        # everywhere, `call` when running kernels, `lower` when lowering (see control/flow.py);
         # handed in by whoever runs the stage, never looked up from the graph
         self.functions = functions
 

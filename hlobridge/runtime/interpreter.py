@@ -22,9 +22,9 @@ from ..errors import HlobridgeError
 from ..frontend.graph import FuncAttr, TensorRef
 from ..ops import registry
 from ..ops.kinds import DEAD, DEADNESS_AWARE
-from ..ops.list_values import TensorList, list_spec
-from ..ops.state import VariableAccess, VariableHandle
-from ..ops.tensor_arrays import handle_key, handle_spec
+from ..ops.lists.values import TensorList, list_spec
+from ..ops.control.state import VariableAccess, VariableHandle
+from ..ops.lists.tensor_arrays import handle_key, handle_spec
 from ..spec import TensorSpec
 from .host import is_device_array, to_host
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes
 from ..frontend.graph import TensorRef
-from ..ops.state import VariableHandle
+from ..ops.control.state import VariableHandle
 from .host import is_device_array, to_host
 
 
@@ -24,7 +24,7 @@ class RunEnv:
     """What units share during a run: the Session's variables and the function runner that
     kernels of If/While/Case call their bodies through."""
 
-    variables: object  # ops.state.VariableStore
+    variables: object  # ops.control.state.VariableStore
     functions: object  # interpreter.FunctionRunner
 
 

@@ -40,7 +40,7 @@ from ..frontend.load import load_graph
 from ..frontend.saved_model import saved_model_source
 from ..ops import registry
 from ..ops.kinds import PLACEHOLDERS
-from ..ops.state import VariableStore
+from ..ops.control.state import VariableStore
 from ..spec import TensorSpec
 from .cluster_launch import ClusterLaunch, JitConfig, JitState, compile_ahead
 from .feeds import feed_array

@@ -2,7 +2,7 @@
 
 A `While` or `If` whose loop variables or arguments include a resource is normally left out
 of clusters (`resource_output`: a variable lives in the session). A TensorArray's handle is
-different: in IR it is no value at all, its flow carries the array (ops/tensor_arrays.py), so
+different: in IR it is no value at all, its flow carries the array (ops/lists/tensor_arrays.py), so
 a loop over a TensorArray (v1 `dynamic_rnn`, `raw_rnn`) may compile as long as every
 resource it carries is only used by TensorArray ops in its functions (or passed through).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from hlobridge import dtypes
 from hlobridge.frontend.graph import FuncAttr
-from hlobridge.ops.tensor_arrays import TENSOR_ARRAY_OPS
+from hlobridge.ops.lists.tensor_arrays import TENSOR_ARRAY_OPS
 
 
 def functions_of(node) -> list[FuncAttr]:

@@ -32,9 +32,9 @@ from hlobridge.frontend.functions import library_of
 from hlobridge.frontend.graph import Graph, TensorRef
 from hlobridge.ops import registry, typesets
 from hlobridge.ops.kinds import GRAPH_INPUTS
-from hlobridge.ops.string_kinds import STRING_OPS
-from hlobridge.ops.tables import TABLE_OPS
-from hlobridge.ops.tensor_arrays import KERNEL_ONLY as TENSOR_ARRAY_KERNELS
+from hlobridge.ops.text.string_kinds import STRING_OPS
+from hlobridge.ops.text.tables import TABLE_OPS
+from hlobridge.ops.lists.tensor_arrays import KERNEL_ONLY as TENSOR_ARRAY_KERNELS
 
 from .array_handles import carries_array_handles_only
 from .array_handles import functions_of as _functions_of

@@ -1,7 +1,7 @@
 """TensorLists stay inside one cluster: the variant rule of mark_for_compilation.
 
 A compiled TensorList is a buffer and a length inside a StableHLO function
-(ops/list_values.py); a cluster's arguments and results are plain tensors. So, as XLA requires
+(ops/lists/values.py); a cluster's arguments and results are plain tensors. So, as XLA requires
 of a list that a cluster does not create, every variant tensor must be made and consumed in
 the same cluster. This module finds the *variant groups*: nodes joined by variant edges
 (producer and consumers of a list, through Identity, While and If). A group compiles whole or
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from hlobridge import dtypes
 from hlobridge.frontend.graph import Graph, TensorRef
-from hlobridge.ops.list_values import info_of
-from hlobridge.ops.tensor_arrays import FLOW_OUTPUTS, HANDLE_MAKERS
-from hlobridge.ops.tensor_lists import LIST_OUTPUTS, UNINITIALIZED_MAKERS
+from hlobridge.ops.lists.values import info_of
+from hlobridge.ops.lists.tensor_arrays import FLOW_OUTPUTS, HANDLE_MAKERS
+from hlobridge.ops.lists.tensor_lists import LIST_OUTPUTS, UNINITIALIZED_MAKERS
 
-# A TF1 TensorArray's flow is a list in IR (ops/tensor_arrays.py); its handle is grouped with it,
+# A TF1 TensorArray's flow is a list in IR (ops/lists/tensor_arrays.py); its handle is grouped with it,
 # so that no kernel outside the cluster needs an array that only exists compiled.
 _UNINITIALIZED = UNINITIALIZED_MAKERS | {"TensorArrayV3"}
 

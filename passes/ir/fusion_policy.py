@@ -3,7 +3,7 @@
 The rules follow XLA's fusion passes, limited to what IREE 3.13's llvm-cpu code generation
 accepts inside one `flow.dispatch.region`, and to what ran at least as fast as IREE's own
 dispatch formation (measured per dispatch on the corpus; the numbers are in the rules below and in
-the README's Fusion section):
+docs/performance.md's "Fusion modes"):
 
 0. Dot epilogues (XLA's output fusion) first: a dot grows forward over the elementwise ops
    of its shape that read it (bias add, ReLU, an optimizer update), with their producers,

@@ -28,7 +28,7 @@ slice the barrier takes (cnn_train 1.30x slower, 11 submissions a step instead o
 
 The tied pairs (argument index, result index) go into the function's reflection under
 `hlobridge.tied`, so a loaded binary says which arguments it writes (cluster_launch.py passes
-only values nobody else holds there, ops/state.py VariableStore). Beside them, under
+only values nobody else holds there, ops/control/state.py VariableStore). Beside them, under
 `hlobridge.fresh`, the variable results that come back in a buffer of their own: computed
 (not an argument, nor a view of one), and the only result that is that computed value or a
 view of it (a reshape, a bitcast or a slice, which IREE may return as the same memory). A

@@ -7,7 +7,7 @@ tests/corpus.py, at each case's suggested tolerance.
 Every case runs under jit="auto" (a cluster that fails to compile fails the case, as in
 test_conformance.py); every tenth also under jit="off". Set
 HLOBRIDGE_RANDOM_GRAPHS to a folder of generated cases to run those instead (the long run, see
-the README's "Differential testing").
+docs/testing.md, "Differential testing").
 """
 
 import gzip

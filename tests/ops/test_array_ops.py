@@ -1,5 +1,5 @@
-"""Issue 13's array ops (hlobridge/ops/arrays/, SpaceToBatch/BatchToSpace in layout.py,
-SegmentXxxV2 in segments.py): compiled on llvm-cpu, compared with their NumPy kernels; TF's own
+"""Issue 13's array ops (hlobridge/ops/arrays/, SpaceToBatch/BatchToSpace in shapes/layout.py,
+SegmentXxxV2 in math/segments.py): compiled on llvm-cpu, compared with their NumPy kernels; TF's own
 values for them are in tests/data/op_references.npz (test_tf_references.py)."""
 
 import ml_dtypes

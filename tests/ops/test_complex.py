@@ -9,7 +9,7 @@ from hlobridge.analysis.shape_inference import infer_specs
 from hlobridge.errors import ShapeInferenceError
 from hlobridge.frontend.graph_builder import GraphBuilder
 from hlobridge.dialects import stablehlo as hlo
-from hlobridge.ops import fft
+from hlobridge.ops.math import fft
 from hlobridge.passes.ir.ir_helpers import constant_array, splat_value
 from hlobridge.debug.testing import check_op, reference
 
@@ -92,7 +92,7 @@ CASES += [
 ]
 
 # The FFT family: odd and even lengths, cropping and zero-padding, 2-D and 3-D, complex128;
-# power-of-two float32 dimensions go to stablehlo.fft, the others to a DFT (ops/fft.py).
+# power-of-two float32 dimensions go to stablehlo.fft, the others to a DFT (ops/math/fft.py).
 REAL_OF = {"complex64": F32, "complex128": F64}
 
 

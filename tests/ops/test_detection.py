@@ -1,4 +1,4 @@
-"""Detection post-processing (hlobridge/ops/detection.py): NMS selection order, padding and
+"""Detection post-processing (hlobridge/ops/image/detection.py): NMS selection order, padding and
 clustering; CropAndResize compiled against its kernel. tests/ops/test_tf_references.py ties the
 kernels to TensorFlow (ties, thresholds, flipped corners, soft-NMS, empty inputs)."""
 
@@ -119,7 +119,7 @@ def test_unpadded_nms_stays_on_its_kernel_with_a_reason(pad):
 
 
 def test_std_sort_sorts_like_sorted_on_distinct_keys():
-    from hlobridge.ops.stl_order import PriorityQueue, std_sort
+    from hlobridge.ops.image.stl_order import PriorityQueue, std_sort
     for n in (0, 1, 5, 16, 17, 40, 300):
         keys = list(RNG.permutation(n))
         assert std_sort(list(keys), lambda a, b: a < b) == sorted(keys)

@@ -14,7 +14,8 @@ from hlobridge.compile import driver as compiler
 from hlobridge import dtypes, runtime
 from hlobridge.errors import LoweringError
 from hlobridge.frontend.graph_builder import GraphBuilder
-from hlobridge.ops import REGISTRY, elementwise, reductions, typesets
+from hlobridge.ops import REGISTRY, typesets
+from hlobridge.ops.math import elementwise, reductions
 from hlobridge.passes.graph.mark_for_compilation import ClusterOptions, mark_for_compilation
 from hlobridge.debug.testing import check_op, reference
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hlobridge.ops import elementwise
+from hlobridge.ops.math import elementwise
 from hlobridge.debug.testing import check_op
 
 from .cases import case, positive, randn

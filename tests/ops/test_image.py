@@ -39,7 +39,7 @@ def test_resize_identity_size_is_the_input():
         np.testing.assert_array_equal(same, IMG)
 
 
-# -- gradients (hlobridge/ops/image_grads.py) -------------------------------------------------------
+# -- gradients (hlobridge/ops/image/grads.py) -------------------------------------------------------
 # Their inputs come from a stream of their own, so that the cases above and other modules keep theirs.
 GRAD_RNG = np.random.RandomState(1304)
 

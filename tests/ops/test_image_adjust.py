@@ -1,4 +1,4 @@
-"""Colour ops (hlobridge/ops/image_adjust.py): compiled, compared with their kernels;
+"""Colour ops (hlobridge/ops/image/adjust.py): compiled, compared with their kernels;
 tests/ops/test_tf_references.py ties the kernels to TensorFlow."""
 
 import ml_dtypes

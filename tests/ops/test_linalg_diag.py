@@ -6,7 +6,7 @@ import pytest
 
 from hlobridge.debug.testing import check_op, reference
 from hlobridge.errors import HlobridgeError
-from hlobridge.ops.linalg_diag import ALIGNS, band_map
+from hlobridge.ops.linalg.diag import ALIGNS, band_map
 
 from .cases import case, randn
 

@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from hlobridge.ops.loop_bounds import CountedCondition, counted_conditions
+from hlobridge.ops.control.loop_bounds import CountedCondition, counted_conditions
 from hlobridge.frontend.functions import library_of
 from hlobridge.frontend.graph_builder import GraphBuilder
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hlobridge.errors import ShapeInferenceError
-from hlobridge.ops import activation_grads
+from hlobridge.ops.math import activation_grads
 from hlobridge.ops.nn import conv, pooling
 from hlobridge.spec import TensorSpec
 from hlobridge.debug.testing import check_op, reference

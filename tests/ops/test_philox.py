@@ -1,4 +1,4 @@
-"""hlobridge.ops.philox against TensorFlow's recorded random streams.
+"""hlobridge.ops.random.philox against TensorFlow's recorded random streams.
 
 tests/data/philox_reference.npz is written by tools/make_philox_reference.py (TensorFlow
 2.21, CPU). Uniform and integer streams must be bit-exact. The normal ones go through
@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from hlobridge.ops.philox import GuardedPhilox, PhiloxRandom, fill, sample
+from hlobridge.ops.random.philox import GuardedPhilox, PhiloxRandom, fill, sample
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "philox_reference.npz"
 EXACT_OPS = ("RandomUniform", "RandomUniformInt")

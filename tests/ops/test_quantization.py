@@ -7,8 +7,8 @@ import pytest
 
 from hlobridge.debug.testing import check_op, reference
 from hlobridge.errors import ShapeInferenceError
-from hlobridge.ops.quantization import nudge, round_half_away
-from hlobridge.ops.uniform_quantization import quantize_multiplier
+from hlobridge.ops.quant.fake_quant import nudge, round_half_away
+from hlobridge.ops.quant.uniform import quantize_multiplier
 
 from .cases import case, randn
 

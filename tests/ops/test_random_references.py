@@ -105,7 +105,7 @@ def test_compiled_matches_tensorflow(op, case_id):
 
 
 def test_references_cover_the_stateless_ops():
-    from hlobridge.ops.stateless_random import STATELESS_V1, STATELESS_V2
+    from hlobridge.ops.random.stateless import STATELESS_V1, STATELESS_V2
     assert set(STATELESS_V1) | set(STATELESS_V2) <= {c["op"] for c in INDEX["ops"]}
 
 

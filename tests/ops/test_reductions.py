@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hlobridge.ops import reductions
+from hlobridge.ops.math import reductions
 from hlobridge.debug.testing import check_op, reference
 
 from .cases import case, randn

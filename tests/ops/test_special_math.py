@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from hlobridge.debug.testing import check_op, reference
-from hlobridge.ops import special_kernels as sk
-from hlobridge.ops.special_math import bessel_ie
+from hlobridge.ops.math import special_kernels as sk
+from hlobridge.ops.math.special import bessel_ie
 
 from .cases import case, positive, randn
 

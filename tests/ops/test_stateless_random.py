@@ -7,7 +7,7 @@ import pytest
 from hlobridge.debug.testing import check_op, compiled, reference
 from hlobridge.errors import HlobridgeError, InputError, ShapeInferenceError
 from hlobridge.frontend.graph_builder import GraphBuilder, Shape
-from hlobridge.ops.philox import PhiloxRandom
+from hlobridge.ops.random.philox import PhiloxRandom
 from hlobridge.runtime.session import Session
 
 I32, I64, F32 = (np.dtype(t) for t in (np.int32, np.int64, np.float32))
@@ -91,7 +91,7 @@ def test_a_seeded_random_op_is_a_generator_on_state_0_seed2_seed():
     """RandomUniform(seed, seed2)'s stream is StatefulUniform's on the state [0, seed2, seed]:
     the way to compile the stateful ops is a hidden state variable per node (not done: the
     runtime would have to create it at session start)."""
-    from hlobridge.ops.philox import GuardedPhilox
+    from hlobridge.ops.random.philox import GuardedPhilox
     stream = GuardedPhilox(7, 11)
     sess = _generator_session([0, 11, 7], 1)
     for _ in range(3):

@@ -1,4 +1,4 @@
-"""Lookup tables (ops/tables.py) and text ops (ops/text.py): the text kernels against
+"""Lookup tables (ops/text/tables.py) and text ops (ops/text/preprocess.py): the text kernels against
 TensorFlow's recorded results (tests/data/text_references.json, written by
 tools/make_text_references.py), table semantics and TF's error messages (as TF 2.21's
 kernels give them), and clustering around string and table ops."""
@@ -14,7 +14,7 @@ import pytest
 from hlobridge.debug.testing import reference
 from hlobridge.errors import HlobridgeError, InputError
 from hlobridge.frontend.graph_builder import GraphBuilder, Shape
-from hlobridge.ops.farmhash import fingerprint64
+from hlobridge.ops.text.farmhash import fingerprint64
 from hlobridge.runtime.session import Session
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "text_references.json"

@@ -1,4 +1,4 @@
-"""TF1 TensorArrays and stacks (ops/tensor_arrays.py) on their reference kernels: TensorFlow's
+"""TF1 TensorArrays and stacks (ops/lists/tensor_arrays.py) on their reference kernels: TensorFlow's
 semantics (fixed and dynamic sizes, writes once, clear_after_read, zeros for unwritten
 indices, aggregating gradient arrays by source, close) and its errors, naming the node; and
 under jit="auto" the XLA-style compiled arrays against the kernels, with the clustering

@@ -1,4 +1,4 @@
-"""TensorList ops (ops/tensor_lists.py): small graphs compiled and on their kernels, TensorFlow's
+"""TensorList ops (ops/lists/tensor_lists.py): small graphs compiled and on their kernels, TensorFlow's
 errors on the kernels, and the clustering rule that keeps a list inside one cluster.
 
 Lists are variant tensors, not arrays, so they have no single-node tensor-in/tensor-out case:

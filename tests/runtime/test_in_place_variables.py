@@ -1,4 +1,4 @@
-"""Variables written in place (passes/ir/tie_variables.py, ops/state.py VariableStore): the
+"""Variables written in place (passes/ir/tie_variables.py, ops/control/state.py VariableStore): the
 step writes the buffer it was given, and nobody who holds the old value sees it change."""
 
 import numpy as np

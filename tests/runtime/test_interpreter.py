@@ -11,7 +11,7 @@ from hlobridge.frontend.graph_builder import GraphBuilder
 from hlobridge.frontend.load import load_graph
 from hlobridge.ops import registry
 from hlobridge.ops.kinds import DEAD
-from hlobridge.ops.state import VariableStore
+from hlobridge.ops.control.state import VariableStore
 from hlobridge.runtime.interpreter import FunctionRunner, NodeStep, dead_marker, run_step
 from hlobridge.spec import TensorSpec
 

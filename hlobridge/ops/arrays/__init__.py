@@ -1,5 +1,5 @@
 """Array ops TensorFlow's XLA compiles that the shape families did not cover (issue 13, part 9),
-one module per family (importing this registers them all).
+and SparseFillEmptyRows; one module per family (importing this registers them all).
 
   sequences    Roll, ReverseSequence
   search       Bucketize, LowerBound, UpperBound
@@ -12,7 +12,8 @@ one module per family (importing this registers them all).
   pad_grad     MirrorPadGrad
   patches      ExtractImagePatches
   variables    VariableShape
+  sparse_rows  SparseFillEmptyRows (before a sparse embedding lookup)
 """
 
-from . import (construct, data_format, pad_grad, patches, scatter, search, sequences, strided_update,  # noqa: F401
-               topk, unary, variables)  # (registration)
+from . import (construct, data_format, pad_grad, patches, scatter, search, sequences, sparse_rows,  # noqa: F401
+               strided_update, topk, unary, variables)  # (registration)

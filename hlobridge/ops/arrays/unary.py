@@ -14,7 +14,7 @@ import numpy as np
 from hlobridge.dialects import stablehlo as hlo
 
 from ...spec import TensorSpec
-from ..elementwise import UNARY
+from ..math.elementwise import UNARY
 from ..helpers import same_as_input
 from ..registry import register
 from ..typesets import ANY

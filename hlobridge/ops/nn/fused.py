@@ -10,7 +10,7 @@ import numpy as np
 
 from hlobridge.dialects import stablehlo as hlo
 
-from .. import elementwise
+from ..math import elementwise
 from ..helpers import broadcast_shapes
 from ..registry import register
 from ..typesets import FLOAT

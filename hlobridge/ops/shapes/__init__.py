@@ -13,9 +13,10 @@ once the graph inputs' shapes are fixed.
   construct       Tile, BroadcastTo, Fill, Range, OneHot
   gather_scatter  Gather, GatherNd, DynamicStitch, ScatterNd, TensorScatter*
   scans           Cumsum, Cumprod, TopKV2
+  layout          DepthToSpace, SpaceToDepth, SpaceToBatch(ND), BatchToSpace(ND)
   data_dependent  Where, Unique, UniqueV2, ListDiff, DynamicPartition (no lowering: their output
                   shapes depend on values)
 """
 
-from . import (construct, data_dependent, gather_scatter, join_split, queries, reshape, scans,  # noqa: F401
+from . import (construct, data_dependent, gather_scatter, join_split, layout, queries, reshape, scans,  # noqa: F401
                slicing)  # (registration)
