@@ -128,9 +128,16 @@ class SavedModelSource:
                 session.run(saver.restore_op_name, {saver.filename_tensor_name: self.prefix})
         init_ops = self.init_ops()
         if init_ops:
-            assets = {a.tensor_info.name: str((self.path / "assets" / a.filename).resolve())
+            assets = {a.tensor_info.name: self._asset_path(a.filename)
                       for a in self.meta.asset_file_def if a.tensor_info.name}
             session.run(init_ops, assets)
+
+    def _asset_path(self, filename: str) -> str:
+        """assets/<filename>, resolved (the init op reads it: a vocabulary file)."""
+        try:
+            return str((self.path / "assets" / filename).resolve())
+        except (ValueError, OSError) as e:  # a NUL in the name, a symlink loop
+            raise SavedModelError(f"{self.pb_path}: asset file name {filename!r} is not a path: {e}") from None
 
     def _check_needs_no_checkpoint(self) -> None:
         """A model without variables/ is fine if it has no variables to restore; one that has them

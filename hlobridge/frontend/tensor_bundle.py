@@ -235,6 +235,8 @@ class BundleReader:
         entry = self.entry(key)
         dtype, shape = self.dtype_and_shape(key)
         limits.check_tensor_elements(math.prod(shape), self._where(key))
+        if dtype in (dtypes.RESOURCE, dtypes.VARIANT):
+            raise CheckpointError(f"{self._where(key)}: {dtype} tensors cannot be read")
         if not entry.slices:
             return self._read_entry(entry, key, dtype, shape)
         parts = [self._slice_part(key, proto, shape) for proto in entry.slices]

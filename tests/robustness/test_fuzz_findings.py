@@ -133,3 +133,13 @@ def test_freezing_a_read_whose_identity_lost_its_input():
     with pytest.raises(HlobridgeError, match=r"node 'i' \(Identity\) has no input 0; cannot follow it to the "
                                              r"variable 'r' reads"):
         _variable_name(graph, graph.nodes["r"])
+
+
+def test_an_asset_file_name_with_a_nul(tmp_path):
+    """(files seed 3, mutant 993: ValueError 'embedded null byte' resolving the asset's path)"""
+    def edit(meta):
+        meta.asset_file_def[0].filename = "vocab\x00.txt"
+    sm = _edited_saved_model(tmp_path, "module", edit)
+    with pytest.raises(HlobridgeError, match=r"asset file name 'vocab\\x00.txt' is not a path"):
+        with pytest.warns(UserWarning):
+            hlobridge.load_saved_model(sm, jit="off", cache_dir=False)

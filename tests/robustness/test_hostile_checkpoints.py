@@ -63,6 +63,8 @@ def _sized(size, *dims):
     (lambda e: setattr(e, "shard_id", 3), False, CheckpointError, r"tensor 'w': shard 3 of a bundle of 1"),
     (lambda e: setattr(e, "offset", -8), False, CheckpointError, r"tensor 'w': offset -8, size 24: corrupt"),
     (_shape(7), True, CheckpointError, r"tensor 'w': its slices cover 6 of 7 elements"),
+    # (files seed 3, mutant 1690: numpy's TypeError allocating a sliced variant tensor)
+    (lambda e: setattr(e, "dtype", 21), True, CheckpointError, r"tensor 'w': variant tensors cannot be read"),
     (lambda e: setattr(e.slices[1].extent[0], "start", 5), True, CheckpointError,
      r"tensor 'w': slice extents \[\(5, 3\)\] do not fit its shape \[6\]"),
 ])
