@@ -18,7 +18,9 @@ timed out or died. Outcomes: ok, error (an HlobridgeError, or a CLI's exit 1 wit
 what a user should see), and the defects: exception (any other exception, with its traceback),
 memory (MemoryError under the limit), hang (timed out), crash (the worker died: signal, abort).
 Each defect's mutant is written to OUT/defects/<seed>_<index>_<tool>/ (graph + job.json), to
-replay (--replay DIR) and to keep as a regression test (tests/e2e/fuzz_regressions/).
+replay (--replay DIR) and to keep as a regression test (tests/e2e/fuzz_regressions/). A Session
+run's JitFallbackWarning (a cluster IREE failed to compile) is not a defect but a finding to look
+at: counted as jit_fallback, listed in the summary's jit_fallbacks and printed.
 
     python tools/fuzz_graphs.py --seed 0 --count 5000 --workers 2 --out fuzz-out
     python tools/fuzz_graphs.py --replay fuzz-out/defects/0_17_session_off
