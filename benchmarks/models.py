@@ -7,6 +7,7 @@ ResNet50 inference, a 2-layer BERT), back to back in one run.
     python benchmarks/models.py --models mlp_adam keras_mobilenetv2/batch5 --quick
     python benchmarks/models.py --markdown --json-out models.json  # the README's table
     python benchmarks/models.py --no-tf                           # hlobridge alone
+    python benchmarks/models.py --no-tf --backend xla             # + XLA (PJRT) beside IREE
 
 A row times one workload: a training case's step (init feeding TF's initial values, then step
 0's feeds again and again, as the corpus protocol says), or one inference run (CASE/RUN). Per row:
@@ -26,6 +27,10 @@ A row times one workload: a training case's step (init feeding TF's initial valu
   runs, reported as the median and the best block. The ratio hlobridge/TF is of the medians:
   below 1, hlobridge is faster. The geometric mean of the ratios closes the table.
 
+With --backend xla (the xla extra installed), a second Session with backend="xla" (XLA through
+PJRT, docs/backends.md) starts from a cold cache, is checked the same way, and times its blocks
+interleaved with IREE's: the columns "XLA ms/step" and "XLA/IREE" (below 1, XLA is faster).
+
 Models of bench-models/ that have not been written are skipped with the command that writes them.
 """
 
@@ -41,6 +46,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 
@@ -50,7 +56,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import (SHARED, Workload, add_timing_arguments, cold_and_warm_start, markdown_table,  # noqa: E402
-                               report, text_table, time_block)
+                               report, start, text_table, time_block)
+from hlobridge.compile.options import CompileOptions  # noqa: E402
 from tests.corpus import Case  # noqa: E402
 
 CORPUS = ["seed_linreg_resource", "seed_linreg_ref", "seed_mnist_softmax", "mlp_adam", "cnn_train", "cnn_infer_bn"]
@@ -127,6 +134,12 @@ def bench_workload(w: Workload, folder: Path, run: str | None, args, tf: TFServe
     sess, row["cold_start_s"], row["warm_start_s"], out = cold_and_warm_start(w, "auto", args.device)
     row["check_error"], row["clusters"] = check_error(out, w.expected), len({e.cluster for e in sess.compile_events})
     timers = {"hlobridge": lambda steps: time_block(sess, w, steps)}
+    if args.backend == "xla":
+        options = CompileOptions(target="cuda" if args.device == "cuda" else "llvm-cpu", backend="xla")
+        with tempfile.TemporaryDirectory(prefix="hlobridge-bench-xla-") as cache:
+            xla, row["xla_cold_start_s"], xla_out = start(w, "auto", args.device, cache, options)
+        row["xla_check_error"] = check_error(xla_out, w.expected)
+        timers["xla"] = lambda steps: time_block(xla, w, steps)
     if tf is not None:
         try:
             reply = tf.ask(load=str(folder), run=run)
@@ -142,7 +155,9 @@ def bench_workload(w: Workload, folder: Path, run: str | None, args, tf: TFServe
         row[f"{k}_ms"], row[f"{k}_ms_best"] = statistics.median(b), min(b)
     if tf is not None:
         row["ratio"] = row["hlobridge_ms"] / row["tf_ms"]
-    worst = max(row["check_error"], row.get("tf_check_error", 0.0))
+    if "xla_ms" in row:
+        row["xla_ratio"] = row["xla_ms"] / row["hlobridge_ms"]
+    worst = max(row["check_error"], row.get("tf_check_error", 0.0), row.get("xla_check_error", 0.0))
     row["check"] = "ok" if worst <= CHECK_TOLERANCE else "MISMATCH"
     return row
 
@@ -172,13 +187,20 @@ def _ms(row: dict, k: str) -> str:
     return f"{row[f'{k}_ms']:.3g} ({row[f'{k}_ms_best']:.3g})" if f"{k}_ms" in row else "-"
 
 
+def _geomean(ratios: list) -> str:
+    return f"{math.exp(statistics.fmean(map(math.log, ratios))):.2f}" if ratios else ""
+
+
 def table(rows: list[dict], args, render) -> str:
+    xla = args.backend == "xla"
     head = ["model", "hlobridge ms/step", "TF ms/step", "hlobridge/TF", "cold start s", "warm start s",
             "TF start s", "check"]
+    if xla:
+        head[2:2] = ["XLA ms/step", "XLA/IREE", "XLA cold start s"]
     cells = []
     for r in rows:
         if "error" in r:
-            cells.append([r["model"], "-", "-", "-", "-", "-", "-", f"error: {r['error'].splitlines()[0][:120]}"])
+            cells.append([r["model"]] + ["-"] * (len(head) - 2) + [f"error: {r['error'].splitlines()[0][:120]}"])
             continue
         check = r["check"] if r["check"] == "ok" else \
             f"{r['check']}: {r['check_error']:.1e} (TF {r.get('tf_check_error', math.nan):.1e})"
@@ -186,10 +208,15 @@ def table(rows: list[dict], args, render) -> str:
         cells.append([r["model"], _ms(r, "hlobridge"), _ms(r, "tf"), f"{r['ratio']:.2f}" if "ratio" in r else "-",
                       f"{r['cold_start_s']:.2f}", f"{r['warm_start_s']:.2f}",
                       f"{r['tf_start_s']:.2f}" if "tf_start_s" in r else "-", check])
+        if xla:
+            cells[-1][2:2] = [_ms(r, "xla"), f"{r['xla_ratio']:.2f}" if "xla_ratio" in r else "-",
+                              f"{r['xla_cold_start_s']:.2f}" if "xla_cold_start_s" in r else "-"]
     ratios = [r["ratio"] for r in rows if "ratio" in r]
-    if ratios:
-        cells.append(["geometric mean", "", "", f"{math.exp(statistics.fmean(map(math.log, ratios))):.2f}",
-                      "", "", "", ""])
+    xla_ratios = [r["xla_ratio"] for r in rows if "xla_ratio" in r]
+    if ratios or xla_ratios:
+        cells.append(["geometric mean", "", "", _geomean(ratios), "", "", "", ""])
+        if xla:
+            cells[-1][2:2] = ["", _geomean(xla_ratios), ""]
     tf = next((r for r in rows if "tf_version" in r), None)
     caption = (f"{datetime.date.today()}, {os.cpu_count()} CPUs ({platform.machine()}), device {args.device}; "
                f"ms/step: median (best) of {args.repeat} interleaved blocks"
@@ -209,6 +236,8 @@ def main(argv=None) -> int:
     p.add_argument("--tf-python", default=os.environ.get("HLOBRIDGE_TF_PYTHON", str(ROOT / ".tfvenv" / "bin" / "python")),
                    help="a Python with TensorFlow (default: $HLOBRIDGE_TF_PYTHON, else .tfvenv/bin/python)")
     p.add_argument("--no-tf", action="store_true", help="hlobridge alone: no TensorFlow columns")
+    p.add_argument("--backend", default="iree", choices=("iree", "xla"),
+                   help="xla: also time a Session with backend='xla' (XLA through PJRT) beside IREE's")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown (the README's)")
     p.add_argument("--json-out", default=None, help="also write every row as JSON")
     args = p.parse_args(argv)

@@ -346,11 +346,14 @@ def dot_general(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *,
 def convolution(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *, layout: str,
                 strides: Sequence[int], padding: Sequence[tuple[int, int]],
                 lhs_dilation: Sequence[int] | None = None, rhs_dilation: Sequence[int] | None = None,
-                feature_group_count: int = 1, batch_group_count: int = 1) -> Value:
-    """layout: StableHLO's short form, e.g. "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"."""
+                feature_group_count: int = 1, batch_group_count: int = 1,
+                window_reversal: Sequence[bool] | None = None) -> Value:
+    """layout: StableHLO's short form, e.g. "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]";
+    `window_reversal` flips the kernel on those spatial axes (the attribute is left out without it)."""
     n = len(strides)
     pad_attr = ir.DenseIntElementsAttr.get(np.asarray(padding, dtype=np.int64).reshape(n, 2))
-    return _one("stablehlo.convolution", [lhs, rhs], [tensor_type(out_shape, dtype)], {
+    extra = {"window_reversal": ir.DenseBoolArrayAttr.get(list(window_reversal))} if window_reversal else {}
+    return _one("stablehlo.convolution", [lhs, rhs], [tensor_type(out_shape, dtype)], {**extra,
         "dimension_numbers": _attr(f"#stablehlo.conv<{layout}>"),
         "window_strides": i64_array(strides),
         "padding": pad_attr,

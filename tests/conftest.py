@@ -6,6 +6,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 SHARED_GRAPHS = Path(os.environ.get("HLOBRIDGE_SHARED_GRAPHS", ROOT.parent / "shared" / "graphs"))
+# The backend the corpus, conformance and training tests compile with: "iree" (the default) or
+# "xla" (HLOBRIDGE_TEST_BACKEND=xla runs them all on XLA's CPU plugin: docs/backends.md).
+TEST_BACKEND = os.environ.get("HLOBRIDGE_TEST_BACKEND", "iree")
 
 
 def pytest_collection_modifyitems(config, items):

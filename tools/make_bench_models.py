@@ -315,13 +315,43 @@ def write_resnet50_train_graph(size: int, out: Path) -> Path:
     return folder
 
 
+BERT_BASE = {"hidden": 768, "layers": 12, "heads": 12, "intermediate": 3072, "seq": 128}
+
+
+def write_bert_base_train_graph(out: Path) -> Path:
+    """BERT-base training (12 layers, hidden 768, sequence 128, Adam) as graph.pb and graph.json,
+    like write_resnet50_train_graph: initializers, no weights (a few MB), for benchmarks/gpu_check.py."""
+    folder = out / "bert_base_train"
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = dict(BERT)
+    BERT.update(BERT_BASE)
+    try:
+        g = tf.Graph()
+        with g.as_default():
+            v1.set_random_seed(GRAPH_SEED)
+            inputs, labels, loss, train, init, _ = _bert_train_graph()
+    finally:
+        BERT.clear()
+        BERT.update(saved)
+    (folder / "graph.pb").write_bytes(g.as_graph_def().SerializeToString())
+    feeds = [{"name": t.name, "dtype": t.dtype.name, "shape": t.shape.as_list()} for t in (*inputs, labels)]
+    meta = {"name": folder.name, "feeds": feeds, "init_op": init.name, "train_op": train.name, "loss": loss.name}
+    (folder / "graph.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return folder
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("models", nargs="*", metavar="MODEL", help=f"models to write (default all): {', '.join(MODELS)}")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default bench-models/)")
     p.add_argument("--resnet50-train-graph", type=int, metavar="SIZE",
                    help="write only ResNet-50 training's graph at SIZExSIZE (resnet50_train_SIZE/)")
+    p.add_argument("--bert-base-train-graph", action="store_true",
+                   help="write only BERT-base training's graph (bert_base_train/)")
     args = p.parse_args(argv)
+    if args.bert_base_train_graph:
+        print(write_bert_base_train_graph(args.out))
+        return 0
     if args.resnet50_train_graph:
         print(write_resnet50_train_graph(args.resnet50_train_graph, args.out))
         return 0

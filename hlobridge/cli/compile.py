@@ -7,6 +7,8 @@
     hlobridge-compile graph.pbtxt -o m.vmfb --dump-to dumps/ # every stage and pass, numbered
     hlobridge-compile graph.pbtxt -o m.vmfb --dump-to dumps/ --dump-pass 'simplify|iree-flow'
     hlobridge-compile graph.pbtxt -o m.vmfb --fusion none --stats stats.json  # dispatch counts
+    hlobridge-compile graph.pbtxt -o model.mlirbc --backend xla  # XLA's portable StableHLO artifact
+    hlobridge-compile graph.pbtxt -o m.vmfb --target cuda --stats stats.json --card h100  # + GPU report
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from hlobridge.passes.ir.fusion import MODES as FUSION_MODES
 
 from ..compile import driver as compiler
 from ..compile.driver import CompileOptions, Dumper
-from ..compile.options import DATA_TILING
+from ..compile.backend import resolve
+from ..compile.gpu_cards import CARDS, DEFAULT_CARD, card as gpu_card
+from ..compile.options import BACKENDS, DATA_TILING
+from ..debug import gpu_report
 from ..errors import HlobridgeError
 from . import saved_model
 from .common import add_io_arguments, check_output_path, io_options, run_main
@@ -43,7 +48,12 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     p.add_argument("--cuda-arch", default=compiler.DEFAULT_CUDA_ARCH,
                    help=f"cuda target SM (default {compiler.DEFAULT_CUDA_ARCH}: runs on A100 and, "
                         "through PTX JIT, on H100; IREE 3.13 rejects sm_90)")
-    p.add_argument("--emit", default="vmfb", choices=("vmfb", "stablehlo"))
+    p.add_argument("--backend", default="iree", choices=BACKENDS,
+                   help="iree: an IREE module (.vmfb); xla: a StableHLO portable artifact (versioned "
+                        "MLIR bytecode, .mlirbc) that XLA compiles through PJRT when it is loaded "
+                        "(the xla extra; docs/backends.md); auto: xla for --target cuda where installed")
+    p.add_argument("--emit", default="vmfb", choices=("vmfb", "stablehlo"),
+                   help="vmfb: the backend's artifact; stablehlo: the StableHLO text")
     p.add_argument("--precision", default="f32", choices=pipeline.PRECISIONS,
                    help="compute f32 graphs in bf16 or f16, accumulating dots, convolutions and "
                         "reductions in f32 (default: f32, no change)")
@@ -56,7 +66,11 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     p.add_argument("--stats", default=None, metavar="FILE",
                    help="write IREE's dispatch statistics as JSON: dispatches (kernel launches per "
                         "call; with data tiling, the initializer's weight packing too), "
-                        "executables (distinct kernels), fills, copies")
+                        "executables (distinct kernels), fills, copies; with --target cuda also the "
+                        "GPU report (docs/gpu.md): per dispatch its TF nodes, FLOPs, bytes, IREE "
+                        "pipeline, tensor-core use and roofline time on --card, totals under \"gpu\"")
+    p.add_argument("--card", default=DEFAULT_CARD, choices=sorted(CARDS),
+                   help="the GPU whose peak rates the --stats GPU report assumes (default: %(default)s)")
     p.add_argument("--dump-to", "--dump-ir", dest="dump_to", default=None, metavar="DIR",
                    help="write the IR after every stage and pass to DIR as numbered files "
                         "(default: HLOBRIDGE_FLAGS' --dump-to)")
@@ -75,7 +89,8 @@ def main(argv=None) -> int:
     args = parse_arguments(argv)
     options = CompileOptions(target=args.target, cpu=args.cpu, cpu_triple=args.cpu_triple,
                              cuda_arch=args.cuda_arch, extra_flags=args.iree_flag,
-                             precision=args.precision, fusion=args.fusion, data_tiling=args.data_tiling)
+                             precision=args.precision, fusion=args.fusion, data_tiling=args.data_tiling,
+                             backend=args.backend)
     io = io_options(args)
     check_output_path(args.output)
     if args.output == "-" and args.emit == "vmfb":
@@ -87,19 +102,29 @@ def main(argv=None) -> int:
         graph, io = saved_model.compile_target(args, io)
     dump = Dumper.from_flags(args.dump_to, args.dump_pass)
     if args.emit == "stablehlo":
-        lowered = compiler.lower_graph(graph, dump=dump, stages=options.stages(), **io)
+        lowered = compiler.lower_graph(graph, dump=dump, stages=options.stages(),
+                                       backend=resolve(options.backend, options.target),
+                                       target=options.lowers_for(), **io)
         text = lowered.text()
         if args.output == "-":
             sys.stdout.write(text)
         else:
             _write(args.output, text.encode())
         return 0
-    model = compiler.compile_graph(graph, options=options, dump=dump, **io)
+    kernels = {} if args.stats and args.target == "cuda" else None
+    model = compiler.compile_graph(graph, options=options, dump=dump, kernels=kernels, **io)
     model.save(args.output)
     if args.stats:
-        _write(args.stats, (json.dumps(model.stats, indent=2) + "\n").encode())
+        stats = dict(model.stats)
+        if kernels is not None:
+            found = gpu_report.report(model.lowered.text(debug_info=True), model.options, kernels,
+                                      gpu_card(args.card))
+            stats.update(found)
+            print(gpu_report.format_summary(found["gpu"], found["gpu_dispatches"]), file=sys.stderr)
+        _write(args.stats, (json.dumps(stats, indent=2) + "\n").encode())
     sig = model.signature
-    print(f"wrote {args.output} ({len(model.vmfb)} bytes, {args.target}): "
+    kind = args.target if model.options.backend == "iree" else f"{model.options.backend} portable artifact"
+    print(f"wrote {args.output} ({len(model.vmfb)} bytes, {kind}): "
           f"{', '.join(n for n, _ in sig.inputs)} -> {', '.join(n for n, _ in sig.outputs)}",
           file=sys.stderr)
     return 0

@@ -19,6 +19,7 @@ from pathlib import Path
 from hlobridge.passes.ir.fusion import MODES as FUSION_MODES
 from hlobridge.passes.graph.mark_for_compilation import JIT_MODES
 
+from ..compile.options import BACKENDS
 from ..debug.clustering_dump import dump_clustering
 from ..errors import HlobridgeError
 from ..debug.explain import explain
@@ -40,6 +41,8 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     p.add_argument("--feed", action="append", default=[], metavar="TENSOR",
                    help="a tensor that is fed in that run (repeatable)")
     p.add_argument("--min-cluster-size", type=int, default=4)
+    p.add_argument("--backend", default="iree", choices=BACKENDS,
+                   help="the Session's backend: each cluster says which one would compile it")
     p.add_argument("--max-cluster-size", type=int, default=None)
     p.add_argument("--dot", default=None, metavar="FILE",
                    help="write the clustered graph as Graphviz DOT (render: dot -Tpng FILE -o graph.png)")
@@ -70,7 +73,7 @@ def main(argv=None) -> int:
         fetches, feeds = args.fetch or fetches, args.feed or feeds
     result = explain(graph, jit=args.jit, fetches=fetches, feeds=feeds,
                      min_cluster_size=args.min_cluster_size, max_cluster_size=args.max_cluster_size,
-                     dispatches=modes, input_shapes=input_shapes(args.input_shape))
+                     dispatches=modes, input_shapes=input_shapes(args.input_shape), backend=args.backend)
     print(result.to_json() if args.json else result)
     nodes = None if fetches is None else result.nodes
     try:

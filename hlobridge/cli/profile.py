@@ -24,7 +24,7 @@ import numpy as np
 from hlobridge.passes.graph.mark_for_compilation import JIT_MODES
 from hlobridge.passes.ir.fusion import MODES as FUSION_MODES
 
-from ..compile.options import CompileOptions
+from ..compile.options import BACKENDS, CompileOptions
 from ..debug.profile import profile
 from ..errors import HlobridgeError
 from ..frontend.corpus_case import Case, is_case
@@ -61,6 +61,9 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     p.add_argument("--device", default="cpu-task", choices=DEVICES)
     p.add_argument("--jit", default="auto", choices=JIT_MODES,
                    help="as Session(jit=...); off: every op on its reference kernel (default auto)")
+    p.add_argument("--backend", default="iree", choices=BACKENDS,
+                   help="who compiles the clusters (docs/backends.md); XLA's clusters are timed per "
+                        "launch, IREE's also per dispatch")
     p.add_argument("--fusion", default=CompileOptions.fusion, choices=FUSION_MODES,
                    help="who forms IREE dispatches (as hlobridge-compile --fusion; default %(default)s)")
     return p.parse_args(argv)
@@ -132,7 +135,8 @@ def main(argv=None) -> int:
         fetches, feeds = fetches or case_fetches, {**case_feeds, **feeds}
     if not fetches:
         raise HlobridgeError("give --fetch NAME (repeatable): the tensors or ops of the step to profile")
-    options = CompileOptions(target="cuda" if args.device == "cuda" else "llvm-cpu", fusion=args.fusion)
+    options = CompileOptions(target="cuda" if args.device == "cuda" else "llvm-cpu", fusion=args.fusion,
+                             backend=args.backend)
     session = Session(graph, jit=args.jit, device=args.device, compile_options=options)
     feeds.update(_random_feeds(session, fetches, feeds, shapes))
     for op in init:

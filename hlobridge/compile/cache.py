@@ -1,6 +1,7 @@
 """Compiled clusters, cached in memory and on disk, keyed by what determines the binary.
 
-The key is a hash of what determines the module's text, the IREE flags and the IREE version,
+The key is a hash of what determines the module's text, the backend (compile/backend.py) with
+its version (IREE's, or jaxlib's and the StableHLO version of XLA's artifacts), the IREE flags,
 hlobridge's own source (its decisions after the text, such as compiling a module untiled, are
 code too: an edited checkout never reuses a stale binary), and for
 `--iree-llvmcpu-target-cpu=host` the host CPU's model and feature flags. For a
@@ -42,8 +43,8 @@ from pathlib import Path
 
 from ..errors import CacheWarning
 
+from .backend import backend_of
 from .flight import STALE_SECONDS, DiskClaim, SingleFlight
-from .iree import compile_mlir
 from .options import CompileOptions
 
 
@@ -128,6 +129,9 @@ class CompileCache:
         h = hashlib.sha256()
         flags = [options.target] + options.iree_flags()
         host = _host_cpu() if any(f.endswith("=host") for f in flags) else ""
+        backend = backend_of(options)
+        if backend.name != "iree":  # (IREE's keys stay as they were)
+            flags.insert(0, f"backend={backend.name} {backend.version()} matmul={options.matmul_precision}")
         for part in [_iree_version().encode(), source_hash(), " ".join(flags).encode(), host.encode(), *parts]:
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)
@@ -136,7 +140,8 @@ class CompileCache:
     def get_or_compile(self, mlir_text: str, options: CompileOptions, dump=None) -> tuple[bytes, str]:
         """(vmfb, source) where source is "memory", "disk" or "compiled"; `dump` receives
         IREE's phases when it compiles (a cached binary has none to show)."""
-        return self.get_or_build(self.key(mlir_text, options), lambda: compile_mlir(mlir_text, options, dump))
+        return self.get_or_build(self.key(mlir_text, options),
+                                 lambda: backend_of(options).compile(mlir_text, options, dump))
 
     def get_or_build(self, key: str, build) -> tuple[bytes, str]:
         """(vmfb, source) for `key`: from memory, from disk, or `build()` ("compiled") and kept;

@@ -8,7 +8,7 @@ public API (`compile_graph`, `lower_graph`, `CompileOptions`) has always been.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -25,19 +25,21 @@ from ..frontend.graph import Graph, TensorRef
 from ..frontend.load import load_graph
 from ..frontend.proto.schema import GraphDef
 from ..lowering.driver import LoweredModule, lower_to_stablehlo
+from ..ops.backend_style import lowering_for
 from ..ops.kinds import GRAPH_INPUTS
 from ..runtime.interpreter import FunctionRunner
-from ..runtime.module import load as load_module
 from ..spec import TensorSpec
+from .backend import backend_of
 from .iree import IREE_PHASES, compile_mlir  # noqa: F401  (public here)
 from .options import CPU_TRIPLES, DEFAULT_CUDA_ARCH, TARGETS, CompileOptions  # noqa: F401  (public here)
 
 
 @dataclass
 class CompiledModel:
-    """A compiled graph: the vmfb, the lowered module it came from, and IREE's statistics."""
+    """A compiled graph: the backend's artifact (an IREE vmfb, or XLA's portable StableHLO
+    artifact: compile/xla.py), the lowered module it came from, and IREE's statistics."""
 
-    vmfb: bytes
+    vmfb: bytes  # (the name predates the XLA backend: `artifact` says what it is)
     lowered: LoweredModule
     options: CompileOptions
     stablehlo: str = ""
@@ -49,16 +51,22 @@ class CompiledModel:
         """Inputs' and outputs' names, dtypes and shapes (lowering.signature.Signature)."""
         return self.lowered.signature
 
+    @property
+    def artifact(self) -> bytes:
+        """What the backend compiled: a vmfb (IREE) or a portable artifact (XLA)."""
+        return self.vmfb
+
     def save(self, path: str | os.PathLike) -> None:
-        """Write the vmfb (an HlobridgeError naming `path` if it cannot be written)."""
+        """Write the artifact (hlobridge.runtime.load reads either kind; an HlobridgeError naming
+        `path` if it cannot be written)."""
         try:
             Path(path).write_bytes(self.vmfb)
         except OSError as e:
             raise HlobridgeError(f"{path}: cannot write the module: {e.strerror or e}") from None
 
     def load(self, device: str = "cpu"):
-        """The module loaded on `device` (hlobridge.runtime.load)."""
-        return load_module(self.vmfb, device=device)
+        """The module loaded on `device` by the backend that compiled it."""
+        return backend_of(self.options).load(self.vmfb, device)
 
 
 def parse_shape(text: str) -> tuple:
@@ -127,9 +135,11 @@ def check_output_indices(graph: Graph, refs: list[TensorRef], flag: str, specs: 
 
 
 def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
-                dump: Dumper | None = None, stages=pipeline.DEFAULT_STAGES) -> LoweredModule:
+                dump: Dumper | None = None, stages=pipeline.DEFAULT_STAGES, backend: str = "iree",
+                target: str = "llvm-cpu") -> LoweredModule:
     """Graph -> verified, simplified StableHLO: `stages` (passes/ir/pipeline.py) run on the
-    lowered module, each dumped to `dump` (default: HLOBRIDGE_FLAGS' --dump-to, if any)."""
+    lowered module, each dumped to `dump` (default: HLOBRIDGE_FLAGS' --dump-to, if any), the
+    op rules lowering for `backend` (ops/backend_style.py) and IREE's `target`."""
     graph = load_graph(graph)
     dump = dump if dump is not None else Dumper.from_flags()
     in_refs, out_refs = resolve_io(graph, inputs, outputs)
@@ -147,7 +157,9 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
         dump("graph", graph_text(graph), ".pbtxt")
     if dump.wants("shapes"):
         dump("shapes", format_specs(graph, specs), ".txt")
-    lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions)
+    with lowering_for(backend):
+        lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions, target=target,
+                                     keep_f32=pipeline.reduces_precision(stages))
     with lowered.context:
         if dump.wants("stablehlo"):
             dump("stablehlo", lowered.module.operation.get_asm())
@@ -186,18 +198,24 @@ def format_specs(graph: Graph, specs: dict) -> str:
 
 def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None,
                   options: CompileOptions | None = None, dump_dir=None,
-                  dump: Dumper | None = None) -> CompiledModel:
+                  dump: Dumper | None = None, kernels: dict | None = None) -> CompiledModel:
     """The whole pipeline; `dump_dir` (or a `dump`) receives every stage's IR as numbered
-    files (default: HLOBRIDGE_FLAGS' --dump-to, if any)."""
+    files (default: HLOBRIDGE_FLAGS' --dump-to, if any); a `kernels` dict what IREE made of
+    each CUDA dispatch (compile/gpu_kernels.py)."""
     options = options or CompileOptions()
     options.iree_flags()  # validate before the slow part
+    backend = backend_of(options)
+    options = replace(options, backend=backend.name)  # "auto" decided
     dump = dump if dump is not None else Dumper.from_flags(dump_dir)
     lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, dump=dump,
-                          stages=options.stages())
+                          stages=options.stages(), backend=backend.name, target=options.lowers_for())
     text = lowered.text()
     options = options.for_module(reads_variables=bool(lowered.resource_args))
-    stats = {"fusion": options.fusion}
-    vmfb = compile_mlir(text, options, dump, stats=stats)
+    stats = {"fusion": options.fusion} if backend.name == "iree" else {"backend": backend.name}
+    if kernels is not None and backend.name == "iree":  # the GPU report reads IREE's CUDA kernels
+        vmfb = compile_mlir(text, options, dump, stats=stats, kernels=kernels)
+    else:
+        vmfb = backend.compile(text, options, dump, stats=stats)
     return CompiledModel(vmfb, lowered, options, text, stats=stats)
 
 

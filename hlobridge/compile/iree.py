@@ -19,7 +19,7 @@ from hlobridge.passes.ir.dispatch_regions import without_regions
 
 from ..debug.dump import Dumper
 from ..errors import CompileError, FusionFallbackWarning
-from . import iree_stats
+from . import gpu_kernels, iree_stats
 from .options import DATA_TILING_FLAG, CompileOptions
 
 # IREE's compilation phases, dumped as iree-<phase> (--compile-to accepts each).
@@ -28,14 +28,18 @@ IREE_PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch
                "hal", "vm")
 
 def compile_mlir(source: str | bytes, options: CompileOptions, dump: Dumper | None = None,
-                 stats: dict | None = None) -> bytes:
+                 stats: dict | None = None, kernels: dict | None = None) -> bytes:
     """StableHLO text or bytecode -> vmfb bytes, in the iree-compile subprocess; a `stats`
-    dict receives IREE's dispatch statistics (iree_stats.py)."""
+    dict receives IREE's dispatch statistics (iree_stats.py), a `kernels` dict what IREE made
+    of each CUDA dispatch (gpu_kernels.py: pipeline, work, tensor-core instructions)."""
     tmp = None
     extra = options.iree_flags()
     stats_dir = tempfile.TemporaryDirectory(prefix="hlobridge-stats-") if stats is not None else None
     if stats_dir is not None:
         extra += iree_stats.flags(Path(stats_dir.name) / "stats.json")
+    kernel_dir = tempfile.TemporaryDirectory(prefix="hlobridge-kernels-") if kernels is not None else None
+    if kernel_dir is not None:
+        extra += gpu_kernels.dump_flags(kernel_dir.name)
     if dump is not None and dump.directory and any(dump.wants(f"iree-{p}") for p in IREE_PHASES):
         tmp = tempfile.mkdtemp(prefix="iree-phases-", dir=dump.directory)
         extra.append(f"--dump-compilation-phases-to={tmp}")
@@ -47,6 +51,9 @@ def compile_mlir(source: str | bytes, options: CompileOptions, dump: Dumper | No
             if stats_file.exists():
                 stats.update(iree_stats.read(stats_file))
             stats_dir.cleanup()
+        if kernel_dir is not None:
+            kernels.update(gpu_kernels.read_dump(kernel_dir.name))
+            kernel_dir.cleanup()
     if tmp:
         phases = sorted(Path(tmp).glob("*.mlir"), key=lambda p: int(p.name.split(".")[1]))
         for p in phases:

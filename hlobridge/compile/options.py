@@ -12,6 +12,10 @@ from hlobridge.passes.ir import pipeline
 from ..errors import HlobridgeError
 
 TARGETS = ("llvm-cpu", "cuda")
+# Who compiles the StableHLO (compile/backend.py): IREE (the default), XLA through PJRT (the
+# `xla` extra: jax and jaxlib), or "auto": XLA where it measured faster for the device and
+# is installed, else IREE (compile/backend.py, `resolve`).
+BACKENDS = ("iree", "xla", "auto")
 # IREE 3.13 has no sm_90 entry (iree-org/iree#22147) and crashes on "hopper". sm_80 code
 # runs on A100 natively and on H100/H200 through the driver's PTX JIT.
 DEFAULT_CUDA_ARCH = "sm_80"
@@ -52,13 +56,30 @@ class CompileOptions:
     # Each function's work estimated into its reflection (passes/ir/work_estimate.py): the Session
     # runs small clusters on the calling thread.
     estimate_work: bool = False
+    # "iree" or "xla" (or "auto", which `compile.backend.resolve` decides before compiling)
+    backend: str = "iree"
+    # f32 dots and convolutions on XLA: "highest" (exact f32, as TensorFlow computes) or "tf32"
+    # (XLA:GPU's DEFAULT precision: TF32 tensor cores on Ampere and later). IREE 3.13's CUDA
+    # target has no TF32 path, so IREE ignores it.
+    matmul_precision: str = "highest"
+    # Which target's lowering rules to use (registry.OpContext.target; None: the compile target's).
+    # "llvm-cpu" with target="cuda" is every CUDA build before the lowering chose per target:
+    # the A/B row of the GPU check (benchmarks/gpu_iree_variants.py).
+    lowering_target: str | None = None
+    # f32 dots and convolutions as three bf16 products (passes/ir/split_contractions.py): IREE's
+    # stand-in for TF32, which its CUDA target lacks; applies where precision is "f32" (the
+    # same as precision="bf16x3"), a keyword the GPU check's f32 and tf32 rows keep.
+    bf16x3: bool = False
     # No --iree-opt-level: IREE's default (O0) measured best (2026-11-24, best of 3 runs, ms/step,
     # O0 vs O2): bert2_train 15.8 vs 72 (O2 fails to compile a dispatch and the cluster falls
     # back), cnn_train 24.6 vs 26.7, mlp_adam 0.92 vs 0.97. docs/performance.md, "Compile options".
 
     def stages(self) -> tuple:
         """hlobridge's IR pipeline (passes/ir/pipeline.py) for these options."""
-        return pipeline.build(precision=self.precision, fusion=self.fusion, tie_variables=self.tie_variables,
+        # XLA forms its own fusions: hlobridge's dispatch regions are IREE's (compile/xla_input.py)
+        fusion = "iree" if self.backend == "xla" else self.fusion
+        precision = "bf16x3" if self.bf16x3 and self.precision == "f32" else self.precision
+        return pipeline.build(precision=precision, fusion=fusion, tie_variables=self.tie_variables,
                               estimate_work=self.estimate_work)
 
     def for_module(self, reads_variables: bool) -> "CompileOptions":
@@ -68,8 +89,14 @@ class CompileOptions:
             return self
         return replace(self, data_tiling="off" if reads_variables else "on")
 
+    def lowers_for(self) -> str:
+        """The target whose lowering rules build the StableHLO (`lowering_target`, else `target`)."""
+        return self.lowering_target or self.target
+
     def iree_flags(self) -> list[str]:
-        """The iree-compile flags these options mean (validated: a bad target is an error)."""
+        """The iree-compile flags these options mean (validated: a bad target or backend is an error)."""
+        if self.backend not in BACKENDS:
+            raise HlobridgeError(f"unknown backend '{self.backend}'; choose one of {', '.join(BACKENDS)}")
         if self.target == "llvm-cpu":
             flags = [f"--iree-llvmcpu-target-cpu={self.cpu}", CPU_DISTRIBUTION_FLAG]
             if self.cpu_triple:
@@ -81,6 +108,8 @@ class CompileOptions:
             flags = [f"--iree-cuda-target={self.cuda_arch}"]
         else:
             raise HlobridgeError(f"unknown target '{self.target}'; choose one of {', '.join(TARGETS)}")
+        if self.lowers_for() not in TARGETS:
+            raise HlobridgeError(f"unknown lowering target '{self.lowering_target}'; choose one of {', '.join(TARGETS)}")
         # TensorFlow computes float64 in float64; IREE would demote it to f32 by default.
         flags.append("--iree-input-demote-f64-to-f32=false")
         if self.data_tiling not in DATA_TILING:

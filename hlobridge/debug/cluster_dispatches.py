@@ -56,27 +56,40 @@ def _cluster_feeds(launch: ClusterLaunch, specs: dict) -> dict:
     return feeds
 
 
-def cluster_dispatches(graph: Graph, clustering, nodes, *, cut=(), input_shapes=None,
-                       modes=("hlobridge", "iree", "none"),
-                       options: CompileOptions | None = None) -> dict[str, dict]:
-    """{cluster name: {mode: {"dispatches", "executables", ...} or {"error": message}}}."""
+def cluster_launches(graph: Graph, clustering, nodes, *, cut=(), input_shapes=None,
+                     options: CompileOptions | None = None):
+    """Per cluster, (name, its ClusterLaunch lowering for `options`' target, its input specs), or
+    (name, None, why not) where its shapes or constant inputs are not known."""
     options = options or CompileOptions()
     nodes = list(graph.order) if nodes is None else list(nodes)
     functions = FunctionRunner(library_of(graph), None)
     try:
         specs = infer_specs(graph, set(nodes), _feed_specs(graph, nodes, cut, input_shapes), functions)
     except HlobridgeError as e:
-        return {c.name: {"error": str(e)} for c in clustering.clusters}
+        for c in clustering.clusters:
+            yield c.name, None, str(e)
+        return
     config, state = JitConfig("cpu", options), JitState(CompileCache(False))
-    result = {}
     for cluster in clustering.clusters:
         launch = ClusterLaunch(graph, cluster, specs, config, state, functions=functions)
         try:
-            feeds = _cluster_feeds(launch, specs)
+            yield cluster.name, launch, _cluster_feeds(launch, specs)
         except HlobridgeError as e:
-            result[cluster.name] = {"error": str(e)}
+            yield cluster.name, None, str(e)
+
+
+def cluster_dispatches(graph: Graph, clustering, nodes, *, cut=(), input_shapes=None,
+                       modes=("hlobridge", "iree", "none"),
+                       options: CompileOptions | None = None) -> dict[str, dict]:
+    """{cluster name: {mode: {"dispatches", "executables", ...} or {"error": message}}}."""
+    options = options or CompileOptions()
+    result = {}
+    for name, launch, feeds in cluster_launches(graph, clustering, nodes, cut=cut, input_shapes=input_shapes,
+                                                options=options):
+        if launch is None:
+            result[name] = {"error": feeds}
             continue
-        per_mode = result[cluster.name] = {}
+        per_mode = result[name] = {}
         for mode in modes:
             # counted untiled: data tiling packs constant weights in the module's initializer,
             # which IREE's statistics would add to the dispatches of a call

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from hlobridge.passes.graph.mark_for_compilation import (REASONS, VARIABLES, ClusterOptions, Clustering,
                                                          mark_for_compilation)
 
+from ..compile.backend import resolve
 from ..frontend.graph import Graph
 from ..frontend.load import load_graph
 
@@ -33,6 +34,7 @@ class Explanation:
     nodes: list[str]  # the nodes that were considered, in graph order
     # cluster -> fusion mode -> IREE's dispatch statistics (explain(..., dispatches=...))
     dispatches: dict | None = None
+    backend: str = "iree"  # who compiles the clusters (compile/backend.py), as the Session would decide it
 
     def to_dict(self) -> dict:
         """The explanation as plain data: options, summary, clusters (ops, inputs, variables, outputs)
@@ -43,6 +45,7 @@ class Explanation:
             variables = [str(r) for r in c.inputs if g.nodes[r.node].op in VARIABLES]
             clusters.append({
                 "name": c.name, "device": c.device, "size": len(c.nodes),
+                "backend": resolve(self.backend, "cuda" if "GPU" in (c.device or "").upper() else "llvm-cpu"),
                 "ops": c.op_histogram(g),
                 "inputs": [str(r) for r in c.inputs if str(r) not in variables],
                 "variables": variables,
@@ -73,7 +76,7 @@ class Explanation:
                  f"in {s['clusters']} cluster(s)"]
         for c in d["clusters"]:
             ops = ", ".join(f"{op} x{n}" if n > 1 else op for op, n in c["ops"].items())
-            lines.append(f"\n{c['name']} on {c['device']}: {c['size']} ops ({ops})")
+            lines.append(f"\n{c['name']} on {c['device']} ({c['backend']}): {c['size']} ops ({ops})")
             lines.append(f"  inputs:    {', '.join(c['inputs']) or '-'}")
             if c["variables"]:
                 lines.append(f"  variables: {', '.join(c['variables'])}")
@@ -98,13 +101,20 @@ def _format_dispatches(by_mode: dict) -> str:
 
 def explain(graph, *, jit: str = "auto", fetches=None, feeds=(), min_cluster_size: int = 4,
             max_cluster_size: int | None = None, dispatches=None, input_shapes=None,
-            compile_options=None) -> Explanation:
+            compile_options=None, backend: str = "iree", data_parallel=False) -> Explanation:
     """Cluster `graph` as a Session with these options would, and say why for the rest.
 
+    `data_parallel` (True, or gradient tensor names, as Session takes it) explains the graph a
+    data-parallel Session runs: its gradient all-reduces show as left-out `collective` nodes
+    (hlobridge/distributed/data_parallel.py), between the clusters on either side.
     `dispatches` (fusion modes, e.g. ("hlobridge", "iree", "none")) also compiles every
     cluster under each mode and reports IREE's dispatch counts (cluster_dispatches.py);
-    `input_shapes` ({tensor: dims}) fixes placeholder or fed shapes for that."""
+    `input_shapes` ({tensor: dims}) fixes placeholder or fed shapes for that. `backend` is the
+    Session's ("iree", "xla", "auto"): each cluster says which backend would compile it."""
     graph = load_graph(graph)
+    if data_parallel:
+        from ..distributed.data_parallel import rewrite
+        graph = rewrite(graph, rank=0, gradients=None if data_parallel is True else list(data_parallel))
     options = ClusterOptions(jit, min_cluster_size, max_cluster_size)
     cut = {graph.tensor(f) for f in feeds}
     if fetches is None:
@@ -121,5 +131,5 @@ def explain(graph, *, jit: str = "auto", fetches=None, feeds=(), min_cluster_siz
         from .cluster_dispatches import cluster_dispatches
         counts = cluster_dispatches(graph, clustering, nodes, cut=cut, input_shapes=input_shapes,
                                     modes=tuple(dispatches), options=compile_options)
-    return Explanation(graph, options, clustering, considered, counts)
+    return Explanation(graph, options, clustering, considered, counts, backend)
 

@@ -68,6 +68,7 @@ class ClusterProfile:
     call_ms: float = 0.0
     note: str = ""  # why dispatches are missing or named by kernel only
     executor: str = ""  # the device it ran on, where that is not the Session's (a small cluster: "cpu")
+    backend: str = "iree"  # who compiled and ran it (compile/backend.py)
 
     @property
     def dispatch_ms(self) -> float:

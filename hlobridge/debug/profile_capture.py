@@ -56,6 +56,10 @@ class LaunchCapture:
         args = [values[r] for r in launch.tensor_inputs]
         variables = {r: env.variables.read(values[r], launch.name) for r in launch.resources
                      if values[r] in env.variables}
+        if launch.config.options.backend != "iree":  # no dispatches to replay; its buffers may be donated
+            self.traced.run(values, env)
+            self.run_.captured.append(CapturedCall(launch, launch.feed_specs(args), None))
+            return
         self.traced.run(values, env)
         start = time.perf_counter()
         exe = launch.executables.get(launch.signature(args))
@@ -104,6 +108,10 @@ class ProfiledRun:
 def profile_cluster(call: CapturedCall, iterations: int) -> ClusterProfile:
     """Replay one launch's binary with its arguments and name its dispatches."""
     launch = call.launch
+    backend = launch.config.options.backend
+    if backend != "iree":
+        return ClusterProfile(launch.name, len(launch.nodes), backend=backend,
+                              note=f"ran on {backend}: its launch time is measured, dispatches are IREE's to replay")
     if call.args is None:
         return ClusterProfile(launch.name, len(launch.nodes),
                               note="ran on reference kernels (the cluster fell back): no dispatches")

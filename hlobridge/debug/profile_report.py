@@ -32,7 +32,8 @@ def format_table(prof, top: int) -> str:
     for c in prof.clusters:
         launch = prof.cluster_ms(c.name)
         nodes = f"{c.nodes} nodes, " if c.nodes else ""
-        text = (f"  {c.name}: {launch:.3f} ms, {_pct(launch / step if step else None)} of the step, "
+        on = "" if c.backend == "iree" else f" on {c.backend}"
+        text = (f"  {c.name}{on}: {launch:.3f} ms, {_pct(launch / step if step else None)} of the step, "
                 f"{nodes}{len(c.dispatches)} dispatches: {c.dispatch_ms:.3f} ms replayed "
                 f"(command buffers {c.replay_ms:.3f} ms{f', the call {c.call_ms:.3f} ms' if c.call_ms else ''})")
         scale = prof.replay_scale(c)
@@ -77,8 +78,9 @@ def _compile_text(e) -> str:
     shapes = shapes or "no tensor inputs"
     head = f"{e.cluster} ({shapes}): "
     if e.source == "compiled":
+        backend = "IREE" if e.backend == "iree" else e.backend.upper()
         return (head + f"compiled in {e.seconds:.2f} s: hlobridge {e.lowering:.2f} s (lowering and its passes), "
-                f"IREE {e.iree:.2f} s")
+                f"{backend} {e.iree:.2f} s")
     if e.source == "fallback":
         return head + f"did not compile ({e.seconds:.2f} s): its ops ran on reference kernels"
     return head + f"from the {e.source} cache in {e.seconds:.2f} s"
@@ -101,10 +103,11 @@ def profile_dict(prof, top: int | None) -> dict:
                       "replayed_dispatch_ms": c.dispatch_ms, "replayed_command_buffer_ms": c.replay_ms,
                       "replayed_call_ms": c.call_ms or None,
                       "replay_scale": prof.replay_scale(c), "dispatches": len(c.dispatches), "note": c.note,
-                      "executor": c.executor or prof.device}
+                      "executor": c.executor or prof.device, "backend": c.backend}
                      for c in prof.clusters],
         "compiles": [{"cluster": e.cluster, "shapes": [[d, list(s)] for d, s in e.shapes], "source": e.source,
-                      "seconds": e.seconds, "lowering_s": e.lowering, "iree_s": e.iree} for e in prof.compiles],
+                      "seconds": e.seconds, "lowering_s": e.lowering, "iree_s": e.iree,
+                      "backend": e.backend} for e in prof.compiles],
         "rows": [{"kind": r.kind, "ms": r.ms, "share_of_step": r.ms / step if step else None,
                   "share_of_cluster": r.cluster_share, "replayed_ms": r.replayed_ms, "cluster": r.cluster,
                   "label": r.label, "nodes": list(r.nodes), "ops": list(r.ops)}

@@ -51,23 +51,31 @@ def reference(op: str, inputs, attrs: dict, consts=()):
     return values
 
 
-def compiled(op: str, inputs, attrs: dict, consts=(), device="cpu"):
-    """Outputs of the op compiled for llvm-cpu and run, as a list."""
+def compiled(op: str, inputs, attrs: dict, consts=(), device="cpu", lowering_target="llvm-cpu"):
+    """Outputs of the op compiled for llvm-cpu and run, as a list; with `lowering_target`
+    ("cuda"), lowered as for that target (OpContext.target), so that a GPU's lowering is
+    checked on the CPU."""
     graph, feeds = single_op_graph(op, inputs, attrs, consts)
     specs = infer_specs(graph)
-    n_out = len(outputs_by_node(specs)["op"])
-    model = compiler.compile_graph(graph, inputs=list(feeds), outputs=[f"op:{i}" for i in range(n_out)])
-    module = runtime.load(model.vmfb, device=device)
+    outputs = [f"op:{i}" for i in range(len(outputs_by_node(specs)["op"]))]
+    if lowering_target == "llvm-cpu":
+        vmfb = compiler.compile_graph(graph, inputs=list(feeds), outputs=outputs).vmfb
+    else:
+        lowered = compiler.lower_graph(graph, inputs=list(feeds), outputs=outputs, target=lowering_target)
+        vmfb = compiler.compile_mlir(lowered.text(), compiler.CompileOptions())
+    module = runtime.load(vmfb, device=device)
     result = module.main(*feeds.values())
     return list(result) if isinstance(result, tuple) else [result]
 
 
-def check_op(op: str, inputs, attrs: dict | None = None, *, consts=(), rtol=1e-5, atol=1e-6):
-    """Assert that `op` compiled gives its NumPy kernel's outputs (exactly for bool and integers,
-    to rtol/atol for floats), with the same dtypes and shapes; returns the compiled outputs."""
+def check_op(op: str, inputs, attrs: dict | None = None, *, consts=(), rtol=1e-5, atol=1e-6,
+             lowering_target="llvm-cpu"):
+    """Assert that `op` compiled (lowered for `lowering_target`, see `compiled`) gives its NumPy
+    kernel's outputs (exactly for bool and integers, to rtol/atol for floats), with the same
+    dtypes and shapes; returns the compiled outputs."""
     attrs = attrs or {}
     want = reference(op, inputs, attrs, consts)
-    got = compiled(op, inputs, attrs, consts)
+    got = compiled(op, inputs, attrs, consts, lowering_target=lowering_target)
     assert len(got) == len(want), f"{op}: {len(got)} outputs, kernel gives {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
         assert g.dtype == w.dtype, f"{op} output {i}: dtype {g.dtype}, kernel {w.dtype}"

@@ -146,7 +146,7 @@ class TracedLaunch:
         new = self.compile_events[compiles:]
         for e in new:
             self.tracer.complete(f"compile {e.cluster}", "compile", COMPILE_TID, e.started, e.started + e.seconds,
-                                 {"cluster": e.cluster, "source": e.source,
+                                 {"cluster": e.cluster, "source": e.source, "backend": e.backend,
                                   "shapes": e.input_texts(),
                                   "hlobridge_s": e.lowering, "iree_s": e.iree})
         self.tracer.complete(launch.name, "cluster", CLUSTER_TID, start, end, {
@@ -155,7 +155,11 @@ class TracedLaunch:
             "variables": [str(r) for r in launch.resources],
             "outputs": {str(r): describe(values[r]) for r in launch.outputs if r in values},
             "compiled_now": [e.source for e in new],
-            "ran_on": "reference kernels (fallback)" if fell_back else "IREE"})
+            "ran_on": "reference kernels (fallback)" if fell_back else _BACKEND_NAMES.get(
+                launch.config.options.backend, launch.config.options.backend)})
+
+
+_BACKEND_NAMES = {"iree": "IREE", "xla": "XLA (PJRT)"}
 
 
 class RunTrace:

@@ -31,6 +31,7 @@ from ..analysis.graph_algorithms import reachable
 from ..analysis.shape_inference import FunctionShapes, infer_specs, outputs_by_node
 from ..frontend.functions import library_of
 from ..spec import TensorSpec
+from hlobridge.passes.ir.reduce_precision import KEEP_F32, KERAS_F32_OPS
 from .signature import SIGNATURE_KEY, VARIABLE_SUFFIX, Signature
 
 @dataclass
@@ -101,9 +102,11 @@ class FunctionLowering:
     given operands. `shapes` (any ops.calls.Functions: shape inference's, or the interpreter's,
     which also folds) infers bodies; lowering runs none."""
 
-    def __init__(self, library, shapes=None):
+    def __init__(self, library, shapes=None, target: str = "llvm-cpu", keep_f32: bool = False):
         self.library = library
         self.shapes = shapes if shapes is not None else FunctionShapes(library)
+        self.target = target  # the IREE target the bodies are lowered for (OpContext.target)
+        self.keep_f32 = keep_f32  # mark KERAS_F32_OPS' ops (see _FunctionBuilder)
 
     def infer(self, name, in_specs):
         """The specs of the function's results."""
@@ -119,7 +122,8 @@ class FunctionLowering:
         feeds = {TensorRef(a, 0): TensorSpec(s.dtype, s.shape, handle=list_facts(s)) for a, s in zip(fn.args, in_specs)}
         needed = set(fn.targets())
         specs = infer_specs(fn.graph, needed, feeds, self.shapes)
-        builder = _FunctionBuilder(fn.graph, specs, list(feeds), functions=self)
+        builder = _FunctionBuilder(fn.graph, specs, list(feeds), functions=self, target=self.target,
+                                   keep_f32=self.keep_f32)
         nodes = [n for n in fn.graph.order if n in needed and n not in fn.args]
         unsupported = [(n, fn.graph.nodes[n].op) for n in nodes
                        if not registry.lookup(fn.graph.nodes[n].op).compiles and not builder.is_constant(n)]
@@ -138,9 +142,12 @@ class _FunctionBuilder:
     """Builds one func.func: values per tensor, variables read and written, one node at a time."""
 
     def __init__(self, graph: Graph, specs: dict, inputs: list[TensorRef], resources=(),
-                 functions: FunctionLowering | None = None):
+                 functions: FunctionLowering | None = None, target: str = "llvm-cpu", keep_f32: bool = False):
         self.graph = graph
-        self.functions = functions if functions is not None else FunctionLowering(library_of(graph))
+        self.functions = functions if functions is not None else FunctionLowering(library_of(graph), target=target)
+        self.target = target
+        # mark the ops of KERAS_F32_OPS nodes KEEP_F32, for a precision pass to leave in f32
+        self.keep_f32 = keep_f32
         self.specs = specs
         self.values: dict[TensorRef, ir.Value] = {}
         self.inputs = set(inputs)
@@ -226,7 +233,8 @@ class _FunctionBuilder:
         entry = registry.lookup(node.op)
         in_specs = [self.specs[r] for r in node.inputs]
         out_specs = self.node_outputs.get(name, [])
-        ctx = registry.OpContext(node, in_specs, out_specs, ResourceAccess(self, node), self.functions)
+        ctx = registry.OpContext(node, in_specs, out_specs, ResourceAccess(self, node), self.functions,
+                                 target=self.target)
         if not entry.stateful and out_specs and all(s.is_static and s.num_elements == 0 for s in out_specs):
             with ir.Location.name(name):  # every empty tensor is the same: no rule needs to handle them
                 for i, spec in enumerate(out_specs):
@@ -237,7 +245,11 @@ class _FunctionBuilder:
             raise LoweringError(f"node '{name}' ({node.op}): {undeclared}")
         with ir.Location.name(name):
             operands = [self.operand(entry, i, r) for i, r in enumerate(node.inputs)]
+            block = ir.InsertionPoint.current.block if self.keep_f32 and node.op in KERAS_F32_OPS else None
+            before = {o.operation for o in block.operations} if block is not None else None
             results = registry.as_list(entry.lower(ctx, *operands))
+            if block is not None:
+                _mark(o.operation for o in block.operations if o.operation not in before)
         for i, (v, spec) in enumerate(zip(results, out_specs)):
             if v is None:
                 continue
@@ -251,6 +263,15 @@ class _FunctionBuilder:
             self.values[TensorRef(name, i)] = v
 
 
+def _mark(ops) -> None:
+    """Mark `ops` and the ops inside them KEEP_F32."""
+    def visit(op):
+        op.attributes[KEEP_F32] = ir.UnitAttr.get()
+        return ir.WalkResult.ADVANCE
+    for op in ops:
+        op.walk(visit)
+
+
 def needed_nodes(graph: Graph, inputs: list[TensorRef], outputs: list[TensorRef]) -> list[str]:
     """Nodes on a data path to `outputs`, not looking past `inputs`, in topological order."""
     cut = set(inputs)
@@ -262,7 +283,7 @@ def needed_nodes(graph: Graph, inputs: list[TensorRef], outputs: list[TensorRef]
 def lower_to_stablehlo(graph: Graph, specs: dict, inputs: list[TensorRef], outputs: list[TensorRef],
                        *, nodes: list[str] | None = None, resources=(), func_name: str = "main",
                        module_name: str = "hlobridge", context: ir.Context | None = None,
-                       functions=None) -> LoweredModule:
+                       functions=None, target: str = "llvm-cpu", keep_f32: bool = False) -> LoweredModule:
     """Build `func.func @func_name(inputs, variables read) -> (outputs, variables written)`
     in a new module, and verify it.
 
@@ -271,9 +292,12 @@ def lower_to_stablehlo(graph: Graph, specs: dict, inputs: list[TensorRef], outpu
     function reads them as trailing arguments and returns the ones it writes after its
     outputs (`LoweredModule.resource_args` / `.written` say which). `functions` (what shape
     inference used: ops.calls.Functions) infers and folds the bodies of If/While/Case.
+    `target` is the IREE target the rules lower for (registry.OpContext.target); `keep_f32`
+    marks the ops that a reduced precision leaves in f32, as Keras does (passes/ir/reduce_precision.py).
     """
     nodes = needed_nodes(graph, inputs, outputs) if nodes is None else nodes
-    builder = _FunctionBuilder(graph, specs, inputs, resources, FunctionLowering(library_of(graph), functions))
+    builder = _FunctionBuilder(graph, specs, inputs, resources,
+                               FunctionLowering(library_of(graph), functions, target, keep_f32), target, keep_f32)
     unsupported = [(n, graph.nodes[n].op) for n in nodes
                    if not registry.lookup(graph.nodes[n].op).compiles and not builder.is_constant(n)]
     if unsupported:

@@ -15,6 +15,13 @@ GRAPH_INPUTS = PLACEHOLDERS | {"PlaceholderWithDefault"}
 # Ops that see dead inputs instead of dying with them (TF's executor: Merge forwards whichever
 # input is alive).
 DEADNESS_AWARE = frozenset({"Merge", "RefMerge"})
+# Ops that talk to the other ranks (ops/collective/): never compiled, never folded; each is a
+# unit of the plan between clusters, issued in the same order on every rank.
+COLLECTIVES = frozenset({
+    "_HlobridgeAllReduce", "CollectiveReduce", "CollectiveReduceV2", "CollectiveReduceV3",
+    "CollectiveGather", "CollectiveGatherV2", "CollectiveBcastSend", "CollectiveBcastSendV2",
+    "CollectiveBcastRecv", "CollectiveBcastRecvV2", "CollectiveReduceScatterV2", "CollectiveAllToAllV2",
+    "CollectiveAllToAllV3", "NcclAllReduce", "NcclReduce", "NcclBroadcast"})
 
 
 class _Dead:

@@ -44,10 +44,14 @@ class OpContext:
     """What an op rule sees of its node: attributes, input specs, output specs."""
 
     def __init__(self, node, inputs: list[TensorSpec], outputs: list[TensorSpec] | None = None,
-                 state=None, functions=None):
+                 state=None, functions=None, target: str = "llvm-cpu"):
         self.node = node
         self.inputs = inputs
         self.outputs = outputs
+        # the IREE target a lowering rule emits for ("llvm-cpu", "cuda"): where what pays on a
+        # CPU does not on a GPU (conv.py's im2col and row taps, matmul.py's blocks of TF's CPU
+        # kernel), a rule chooses by it; kernels and shape inference never read it
+        self.target = target
         self.state = state  # the session's variable store, for stateful kernels
         # ops.calls.Functions, for ops that name functions (If, While, Case): `infer`
         # everywhere, `call` when running kernels, `lower` when lowering (see control/flow.py);

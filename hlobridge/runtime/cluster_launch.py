@@ -38,18 +38,20 @@ from hlobridge.passes.ir.work_estimate import WORK_KEY
 from .. import dtypes, flags
 from ..analysis.const_analysis import constant_inputs
 from ..analysis.shape_inference import infer_specs
+from ..compile.backend import backend_of
 from ..compile.cache import CompileCache
+from ..compile.driver import CompileOptions, format_specs
 from ..compile.flight import SingleFlight
-from ..compile.driver import CompileOptions, compile_mlir, format_specs
 from ..debug.dump import Dumper, cluster_dumper
 from ..debug.graphviz import dump_stablehlo_dot
 from ..errors import HlobridgeError, JitFallbackWarning, RecompilationWarning
 from ..frontend.graph import Graph, TensorRef
 from ..lowering.driver import lower_to_stablehlo
+from ..ops.backend_style import lowering_for
 from ..spec import TensorSpec
 from .host import to_host
 from .caller_affinity import waiting_beside_the_pool
-from .module import DRIVERS, LoadedModule, invoke_or_raise
+from .module import DRIVERS, invoke_or_raise
 from .cluster_key import cluster_key_parts
 
 
@@ -63,7 +65,8 @@ class CompileEvent:
     seconds: float
     started: float = 0.0  # time.perf_counter() when it began (for timelines)
     lowering: float = 0.0  # of `seconds`, hlobridge's: the cluster to verified StableHLO text, its passes included
-    iree: float = 0.0  # of `seconds`, iree-compile's
+    iree: float = 0.0  # of `seconds`, the backend compiler's (iree-compile's, or the XLA artifact's)
+    backend: str = "iree"  # who compiled it (compile/backend.py)
 
     def input_texts(self) -> list[str]:
         """'float32[32,28,28,1]' per tensor input (timelines, the profiler's compile lines)."""
@@ -162,15 +165,18 @@ VARIABLES_KEY = "hlobridge.variables"
 class Executable:
     """A compiled signature: the module's fast invoke, which of the launch's `variables` it
     reads and writes, which of those it writes in place and which come back in buffers of their
-    own (as its reflection says: a binary from the cache needs no lowering to say)."""
+    own (as its reflection says: a binary from the cache needs no lowering to say), and which
+    backend (compile/backend.py) runs it."""
 
-    def __init__(self, vmfb: bytes, device: str, n_outputs: int, variables: list):
+    def __init__(self, vmfb: bytes, device: str, n_outputs: int, variables: list, backend: str = "iree"):
         self.vmfb = vmfb  # the binary (the memory cache's bytes, not a copy): the profiler replays it
-        self.module = LoadedModule(vmfb, device)  # keeps the VM context alive
+        self.backend = backend
+        load = backend_of(CompileOptions(backend=backend)).load
+        self.module = load(vmfb, device)  # keeps the VM context alive
         main = self.module.functions["main"]
-        self.device = executor_device(device, main.reflection)
+        self.device = executor_device(device, main.reflection) if backend == "iree" else device
         if self.device != device:
-            self.module = LoadedModule(vmfb, self.device)
+            self.module = load(vmfb, self.device)
             main = self.module.functions["main"]
         self.invoke = main.invoke
         at = json.loads(main.reflection[VARIABLES_KEY])
@@ -357,7 +363,8 @@ class ClusterLaunch:
             lowered = time.perf_counter()
             vmfb, source = self.state.cache.get_or_compile(text, options, dump)
             built = Built("", vmfb, source, lowered - start, time.perf_counter() - lowered)
-            return Executable(vmfb, self.config.device, len(self.outputs), self.resources), built
+            return Executable(vmfb, self.config.device, len(self.outputs), self.resources,
+                              backend_of(options).name), built
         return self._finish(self._build(args, background=False))
 
     def _build(self, args: list, background: bool) -> Future:
@@ -393,7 +400,7 @@ class ClusterLaunch:
         def compile_text() -> Built:
             start = time.perf_counter()
             try:
-                vmfb = compile_mlir(text, options)
+                vmfb = backend_of(options).compile(text, options)
             except BaseException as e:
                 claim.fail(e)
                 raise
@@ -410,7 +417,8 @@ class ClusterLaunch:
     def _finish(self, build: Future) -> tuple[Executable, Built]:
         """The Executable of a build (waiting for it)."""
         built = build.result()  # (a binary it compiled is in the cache already: Build.finish)
-        return Executable(built.vmfb, self.config.device, len(self.outputs), self.resources), built
+        return Executable(built.vmfb, self.config.device, len(self.outputs), self.resources,
+                          backend_of(self.compile_options()).name), built
 
     def compile_options(self) -> CompileOptions:
         """The Session's compile options decided for this cluster: data tiling where its weights
@@ -427,9 +435,11 @@ class ClusterLaunch:
         dump = dump if dump is not None else Dumper()
         if dump.wants("shapes"):
             dump("shapes", format_specs(self.graph, specs), ".txt")
-        lowered = lower_to_stablehlo(self.graph, specs, self.tensor_inputs, self.outputs,
-                                     nodes=self.nodes, resources=self.resources, module_name=self.name,
-                                     functions=self.functions)
+        with lowering_for(self.config.options.backend):
+            lowered = lower_to_stablehlo(self.graph, specs, self.tensor_inputs, self.outputs,
+                                         nodes=self.nodes, resources=self.resources, module_name=self.name,
+                                         functions=self.functions, target=self.config.options.lowers_for(),
+                                         keep_f32=pipeline.reduces_precision(stages))
         with lowered.context:
             for fn, _ in signed_functions(lowered.module):
                 note_in_reflection(fn, {VARIABLES_KEY: json.dumps({
@@ -448,7 +458,8 @@ class ClusterLaunch:
 
     def _record(self, key: tuple, source: str, start: float, seconds: float, built: Built | None) -> None:
         self.state.events.append(CompileEvent(self.name, key[:len(self.tensor_inputs)], source, seconds, start,
-                                              *((built.lowering, built.iree) if built else ())))
+                                              *((built.lowering, built.iree) if built else (0.0, 0.0)),
+                                              backend=self.config.options.backend))
         seen = self.state.history.setdefault(tuple(self.nodes), [])
         if key in seen:  # the report counts signatures, not compiles (another plan's launch)
             return

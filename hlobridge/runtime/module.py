@@ -24,7 +24,7 @@ from .. import dtypes, limits
 from ..device_checks import device_check_error
 from ..errors import HlobridgeError, InputError
 from .caller_affinity import waiting_beside_the_pool
-from .host import to_host
+from .host import is_device_array, to_host
 from .host_memory import keep_freed_buffers
 from ..lowering.signature import SIGNATURE_KEY, Signature
 
@@ -71,6 +71,17 @@ def invoke_or_raise(invoke, args, what: str):
         raise HlobridgeError(f"{what} failed on the device: {first.strip(chr(39))}") from None
 
 
+def read_module(source) -> bytes:
+    """A compiled module's bytes: `source` itself, or the file it names (an error names it)."""
+    if not isinstance(source, (str, os.PathLike)):
+        return source
+    path = Path(source)
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise HlobridgeError(f"{path}: cannot read: {e.strerror}") from None
+
+
 class CompiledFunction:
     """One exported function with its signature; callable with numpy arrays or DeviceArrays."""
 
@@ -105,7 +116,7 @@ class CompiledFunction:
                              f"({', '.join(self.input_names)}), got {len(args)}")
         checked = []
         for arg, (name, spec) in zip(args, sig.inputs):
-            if isinstance(arg, rt.DeviceArray):
+            if is_device_array(arg):
                 shape, dtype = tuple(arg.shape), arg.dtype
             else:
                 arg = np.asarray(arg)
@@ -130,38 +141,12 @@ class CompiledFunction:
         return results[0] if len(results) == 1 else results
 
 
-class LoadedModule:
-    """A vmfb loaded on a device. Functions are attributes (`m.main`)."""
+class ModuleFunctions:
+    """What a loaded module offers by name, whichever backend loaded it: functions as
+    attributes (`m.main`), `main`'s inputs and outputs, `run` with a dict. A subclass fills
+    `functions` (name -> CompiledFunction)."""
 
-    def __init__(self, vmfb: bytes | os.PathLike | str, device: str = "cpu"):
-        self.device = device
-        self.config = config(device)
-        self.driver = DRIVERS[device]
-        if isinstance(vmfb, (str, os.PathLike)):
-            path = Path(vmfb)
-            try:
-                vmfb = path.read_bytes()
-            except OSError as e:
-                raise HlobridgeError(f"{path}: cannot read: {e.strerror}") from None
-        try:
-            self.vm_module = rt.VmModule.copy_buffer(self.config.vm_instance, vmfb)
-        except (RuntimeError, ValueError) as e:
-            raise HlobridgeError(f"not a loadable IREE module: {e}") from None
-        self.context = rt.SystemContext(config=self.config)
-        try:
-            self.context.add_vm_module(self.vm_module)
-        except (RuntimeError, ValueError) as e:
-            raise HlobridgeError(f"cannot load the module on device '{device}': {e}") from None
-        self._bound = getattr(self.context.modules, self.vm_module.name)
-        self.functions: dict[str, CompiledFunction] = {}
-        for fname in self.vm_module.function_names:
-            if fname.startswith("__"):
-                continue
-            fn = self.vm_module.lookup_function(fname)
-            reflection = dict(fn.reflection)
-            sig_text = reflection.get(SIGNATURE_KEY)
-            sig = Signature.from_json(sig_text) if sig_text else None
-            self.functions[fname] = CompiledFunction(self, fname, self._bound[fname], sig, reflection)
+    functions: dict
 
     def __getattr__(self, name: str) -> CompiledFunction:
         functions = self.__dict__.get("functions", {})
@@ -210,6 +195,36 @@ class LoadedModule:
         return [norm[n] for n in main.input_names]
 
 
+class LoadedModule(ModuleFunctions):
+    """A vmfb loaded on IREE's runtime on a device. Functions are attributes (`m.main`)."""
+
+    def __init__(self, vmfb: bytes | os.PathLike | str, device: str = "cpu"):
+        self.device = device
+        self.config = config(device)
+        self.driver = DRIVERS[device]
+        vmfb = read_module(vmfb)
+        try:
+            self.vm_module = rt.VmModule.copy_buffer(self.config.vm_instance, vmfb)
+        except (RuntimeError, ValueError) as e:
+            raise HlobridgeError(f"not a loadable IREE module: {e}") from None
+        self.context = rt.SystemContext(config=self.config)
+        try:
+            self.context.add_vm_module(self.vm_module)
+        except (RuntimeError, ValueError) as e:
+            raise HlobridgeError(f"cannot load the module on device '{device}': {e}") from None
+        self._bound = getattr(self.context.modules, self.vm_module.name)
+        self.functions: dict[str, CompiledFunction] = {}
+        for fname in self.vm_module.function_names:
+            if fname.startswith("__"):
+                continue
+            fn = self.vm_module.lookup_function(fname)
+            reflection = dict(fn.reflection)
+            sig_text = reflection.get(SIGNATURE_KEY)
+            sig = Signature.from_json(sig_text) if sig_text else None
+            self.functions[fname] = CompiledFunction(self, fname, self._bound[fname], sig, reflection)
+
+
 def load(vmfb, device: str = "cpu") -> LoadedModule:
-    """Load a compiled module (path or bytes) on `device`: "cpu", "cpu-task" or "cuda"."""
+    """Load an IREE module (path or bytes) on `device`: "cpu", "cpu-task" or "cuda"
+    (hlobridge.runtime.load, runtime/artifact.py, takes XLA's artifacts too)."""
     return LoadedModule(vmfb, device)

@@ -21,6 +21,8 @@ reference kernel.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
+from dataclasses import replace
 
 import numpy as np
 
@@ -29,6 +31,7 @@ from hlobridge.passes.graph.mark_for_compilation import (JIT_MODES, ClusterOptio
 
 from ..analysis.graph_algorithms import ranked_topological_order
 from ..analysis.shape_inference import infer_specs, outputs_by_node
+from ..compile.backend import resolve
 from ..compile.cache import CompileCache
 from ..compile.driver import CompileOptions
 from ..debug import profile_capture, timeline
@@ -96,20 +99,36 @@ class Session:
     recompile_warning  warn when a cluster compiles more input signatures than this
     tags               for a SavedModel directory: the MetaGraph's tags (default ["serve"]);
                        its variables are restored (frontend/saved_model.py)
+    data_parallel      True (or the gradient tensors' names): this rank of an MPI job trains on its
+                       shard, gradients averaged over the ranks (hlobridge/distributed/data_parallel.py;
+                       call hlobridge.distributed.init() first)
+    backend            who compiles and runs the clusters: "iree" (the default), "xla" (XLA
+                       through PJRT, the `xla` extra) or "auto" (compile/backend.py); overrides
+                       compile_options.backend
     """
 
     def __init__(self, graph, jit: str = "auto", device: str = "cpu-task", *, cache_dir=None,
                  min_cluster_size: int = 4, max_cluster_size: int | None = None,
-                 recompile_warning: int = 4, compile_options: CompileOptions | None = None, tags=None):
+                 recompile_warning: int = 4, compile_options: CompileOptions | None = None, tags=None,
+                 backend: str | None = None, data_parallel=False):
         if jit not in JIT_MODES:
             raise HlobridgeError(f"jit must be one of {', '.join(JIT_MODES)}, got '{jit}'")
         graph, restore = saved_model_source(graph, tags)  # a SavedModel directory: its graph
         self.graph: Graph = load_graph(graph)
+        # -- data parallelism (hlobridge.distributed): the graph with its gradient all-reduces
+        self._parallel = None
+        if data_parallel:
+            from ..distributed.data_parallel import DataParallel
+            self._parallel = DataParallel.for_session(data_parallel)
+            self.graph = self._parallel.rewrite(self.graph)
         self.jit = jit
         self.device = device
         self.cluster_options = ClusterOptions(jit, min_cluster_size, max_cluster_size)
-        self._jit = JitConfig(device, compile_options or _target_options(device), strict=jit == "strict",
-                              recompile_warning=recompile_warning)
+        options = compile_options or _target_options(device)
+        if backend is not None:
+            options = replace(options, backend=backend)
+        options = replace(options, backend=resolve(options.backend, options.target))
+        self._jit = JitConfig(device, options, strict=jit == "strict", recompile_warning=recompile_warning)
         self._jit_state = JitState(CompileCache(cache_dir))
         self.compile_events: list = self._jit_state.events  # cluster_launch.CompileEvent, in order
         self.variables = VariableStore()
@@ -131,6 +150,11 @@ class Session:
         if not plan.ran:
             plan.ran = True
             compile_ahead([u for u in plan.units if isinstance(u, ClusterLaunch)], {**plan.constants, **feeds})
+        with self._parallel.step(plan, self.variables) if self._parallel else nullcontext():
+            values = self._execute(plan, feeds, options, run_metadata)
+        return _rebuild(structure, [None if ref is None else values[ref] for ref in plan.fetch_refs])
+
+    def _execute(self, plan: Plan, feeds: dict, options, run_metadata) -> dict:
         if options is not None and (options.trace or options.profile):
             observer = profile_capture.ProfiledRun if options.profile else timeline.RunTrace
             trace = observer(options, run_metadata, f"hlobridge Session (jit={self.jit}, {self.device})",
@@ -140,7 +164,7 @@ class Session:
             trace.finish(start, time.perf_counter(), plan)
         else:
             values = plan.execute(feeds, self._env)
-        return _rebuild(structure, [None if ref is None else values[ref] for ref in plan.fetch_refs])
+        return values
 
     def clustering(self, fetches, feed_dict: dict | None = None) -> Clustering:
         """How the plan for these fetches and feeds is clustered (runs nothing)."""

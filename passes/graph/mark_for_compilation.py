@@ -31,7 +31,7 @@ from hlobridge import dtypes
 from hlobridge.frontend.functions import library_of
 from hlobridge.frontend.graph import Graph, TensorRef
 from hlobridge.ops import registry, typesets
-from hlobridge.ops.kinds import GRAPH_INPUTS
+from hlobridge.ops.kinds import COLLECTIVES, GRAPH_INPUTS
 from hlobridge.ops.text.string_kinds import STRING_OPS
 from hlobridge.ops.text.tables import TABLE_OPS
 from hlobridge.ops.lists.tensor_arrays import KERNEL_ONLY as TENSOR_ARRAY_KERNELS
@@ -48,6 +48,8 @@ REASONS = {
     "unknown_op": "hlobridge has no rule for this op",
     "graph_input": "a graph input: its value is fed, not computed",
     "variable": "a variable: it lives in the session; clusters take it as a resource argument",
+    "collective": "a collective (an all-reduce, gather or broadcast between ranks, hlobridge.distributed): "
+                  "it runs between clusters on the host, so a cluster that would span it splits there",
     "jit_off": "jit is off",
     "not_marked": "jit=manual and the node is not marked _XlaCompile=true (jit_scope) nor on an XLA device",
     "stateful_random": "a stateful random op: it runs on its reference kernel, which keeps TensorFlow's stream",
@@ -155,6 +157,8 @@ def _reason(node, jit: str, library=None) -> str | None:
         return "graph_input"
     if node.op in VARIABLES:
         return "variable"
+    if node.op in COLLECTIVES:
+        return "collective"
     if jit == "off":
         return "jit_off"
     if jit == "manual" and not _marked(node):

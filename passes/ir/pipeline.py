@@ -26,6 +26,7 @@ from .fusion import MODES as FUSION_MODES
 from .fusion import fuse
 from .hoist_negation import hoist_negation
 from .reduce_precision import LOW_TYPES, reduce_precision
+from .split_contractions import split_contractions
 from .separate_loop_inits import separate_loop_inits
 from .tie_variables import tie_variables
 from .work_estimate import estimate_work
@@ -117,6 +118,11 @@ CONVERT_TO = {low: register(Stage(
     f"f32 compute in {low}: converts around elementwise ops, {low} operands for dots and "
     "convolutions with f32 results, reductions left in f32")) for low in LOW_TYPES}
 
+SPLIT_CONTRACTIONS = register(Stage(
+    "split-contractions", split_contractions,
+    "f32 dots and convolutions as three bf16 products with f32 accumulation (bf16x3): f32-class "
+    "results on tensor cores, where IREE has no TF32"))
+
 # The simplification hlobridge runs on every lowered module before IREE.
 SIMPLIFY = register(Stage(
     "simplify", description="inline calls, fold and simplify, common subexpressions, drop dead "
@@ -127,7 +133,8 @@ SIMPLIFY = register(Stage(
             SYMBOL_DCE)))
 
 
-PRECISIONS = ("f32", *LOW_TYPES)
+# "bf16x3": only the contractions, each as three bf16 products (split_contractions.py)
+PRECISIONS = ("f32", *LOW_TYPES, "bf16x3")
 
 # Dispatch formation (passes/ir/fusion.py): the last stage; "iree" adds none (IREE decides).
 FUSION_STAGES = {
@@ -148,16 +155,24 @@ def precision_stage(precision: str) -> Stage:
                  passes=(CONVERT_TO[precision], CONSTANT_FOLD, ALGEBRAIC_SIMPLIFY, CSE))
 
 
+def reduces_precision(stages) -> bool:
+    """Whether `stages` compute f32 in bf16/f16 (the lowering then marks the ops Keras keeps f32)."""
+    return any(CONVERT_TO[low] in stage.passes for stage in stages for low in LOW_TYPES)
+
+
 def build(precision: str | None = None, fusion: str | None = None, tie_variables: bool = False,
           estimate_work: bool = False) -> tuple[Stage, ...]:
     """The pipeline every lowered module goes through, with the stages the options ask for:
-    `precision` "bf16"/"f16" adds the precision stage ("f32" or None: off); `tie_variables`
+    `precision` "bf16"/"f16"/"bf16x3" adds the precision stage ("f32" or None: off); `tie_variables`
     the variables written in place (for callers that hand over their variables' buffers, as
     the Session does); `estimate_work` the work estimate that picks a cluster's executor (the
     Session); `fusion` "hlobridge"/"none" adds the fusion stage ("iree" or None: IREE forms
     dispatches)."""
     stages = [SIMPLIFY, HOIST_NEGATION, SEPARATE_LOOP_INITS]
-    if precision not in (None, "f32"):
+    if precision == "bf16x3":
+        stages.append(Stage("precision", description="f32 contractions as three bf16 products",
+                            passes=(SPLIT_CONTRACTIONS, CSE)))
+    elif precision not in (None, "f32"):
         if precision not in LOW_TYPES:
             raise HlobridgeError(f"precision must be one of {', '.join(PRECISIONS)}, got '{precision}'")
         stages.append(precision_stage(precision))

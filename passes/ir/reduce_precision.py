@@ -16,7 +16,9 @@ reach a result through elementwise and data-movement ops alone (up to the last c
 reduction or argument) stay f32, as mixed-precision training keeps f32 master weights and an
 f32 optimizer: a cluster's variable updates (`var - lr * m / (sqrt(v) + eps)`) are such tails,
 and computing them in bf16 rounds every variable to bf16 each step. Measured on mlp_adam
-(Adam, 10 steps) before this rule: bf16 losses 137% off TensorFlow's, f16 NaN. The pass only
+(Adam, 10 steps) before this rule: bf16 losses 137% off TensorFlow's, f16 NaN. The ops of the nodes
+Keras' mixed_bfloat16 policy computes in f32 (batch norm and its gradient, softmax, the
+cross-entropy losses: KERAS_F32_OPS) stay f32 too. The pass only
 inserts converts; the precision stage then folds the converts of constants
 (constant-fold), cancels each low->f32->low round trip (algebraic-simplify: that widening is
 exact) and merges duplicate converts (cse), leaving chains of low-precision ops with one
@@ -37,6 +39,15 @@ from hlobridge.dialects import stablehlo as hlo
 from .ir_helpers import element_type_name, ops_named, producer, producer_named
 
 LOW_TYPES = {"bf16": np.dtype(ml_dtypes.bfloat16), "f16": np.dtype(np.float16)}
+# Keras' mixed_bfloat16 policy keeps these in f32: BatchNormalization casts its input to f32
+# (its moments and normalisation overflow or drift in bf16), a loss casts its prediction to its
+# own f32 dtype, and the guide's last softmax layer is given dtype="float32". The lowering
+# (lowering/driver.py) marks the ops of such nodes with KEEP_F32 when a module is to be reduced;
+# this pass leaves them in f32 and removes the marks.
+KERAS_F32_OPS = frozenset({"FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3", "FusedBatchNormGrad",
+                           "FusedBatchNormGradV2", "FusedBatchNormGradV3", "Softmax", "LogSoftmax",
+                           "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits"})
+KEEP_F32 = "hlobridge.keep_f32"
 
 ELEMENTWISE = frozenset(f"stablehlo.{n}" for n in (
     "abs add atan2 cbrt ceil clamp compare cosine divide exponential exponential_minus_one "
@@ -132,7 +143,7 @@ def reduce_precision(module: ir.Module, low: str) -> int:
     rewritten = 0
     tails = _result_tails(module)
     for op in ops_named(module, ELEMENTWISE | CONTRACTIONS | DATA_MOVEMENT):
-        if _in_combiner(op) or op in tails:
+        if _in_combiner(op) or op in tails or KEEP_F32 in op.attributes:
             continue
         f32_operands = [v for v in op.operands if _is_f32(v)]
         if not f32_operands:
@@ -147,4 +158,14 @@ def reduce_precision(module: ir.Module, low: str) -> int:
         if op.name not in CONTRACTIONS:  # contractions keep their f32 result: f32 accumulation
             _raise_results(op, LOW_TYPES[low])
         rewritten += 1
+    unmark(module)
     return rewritten
+
+
+def unmark(module: ir.Module) -> None:
+    """Remove the KEEP_F32 marks (IREE gets no hlobridge attributes)."""
+    def visit(op):
+        if KEEP_F32 in op.attributes:
+            del op.attributes[KEEP_F32]
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)

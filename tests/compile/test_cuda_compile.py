@@ -28,3 +28,18 @@ def test_conv_input_gradient_of_a_wide_3x3_filter_compiles_for_cuda(tmp_path):
     graph.write_text(CONV_INPUT_GRADIENT % sizes)
     model = hlobridge.compile_graph(graph, options=CompileOptions(target="cuda"))
     assert len(model.vmfb) > 1000
+
+
+def test_strided_1x1_filter_gradient_compiles_for_cuda_in_bf16():
+    """ResNet v1's downsampling 1x1 convolutions (stride 2): their filter gradient, as a
+    convolution over the batch with bf16 operands, failed IREE 3.13's CUDA codegen ("failed to
+    pack reduction dimensions for partial reduction"); lowered for cuda it is a dot_general of
+    the strided input positions and dy."""
+    from hlobridge.debug.testing import single_op_graph
+    x, dy = np.zeros((8, 56, 56, 64), np.float32), np.zeros((8, 28, 28, 64), np.float32)
+    graph, feeds = single_op_graph("Conv2DBackpropFilter", [x, np.array([1, 1, 64, 64], np.int32), dy],
+                                   dict(T=np.float32, strides=[1, 2, 2, 1], padding="SAME"))
+    for precision in ("bf16", "bf16x3"):
+        model = hlobridge.compile_graph(graph, inputs=list(feeds), outputs=["op:0"],
+                                        options=CompileOptions(target="cuda", precision=precision))
+        assert len(model.vmfb) > 1000

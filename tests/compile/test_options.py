@@ -26,7 +26,17 @@ def test_data_tiling_is_decided_by_where_the_weights_are():
     (CompileOptions(target="tpu"), "unknown target 'tpu'"),
     (CompileOptions(data_tiling="yes"), "data_tiling must be one of auto, on, off"),
     (CompileOptions(target="cuda", cuda_arch="hopper"), "--cuda-arch must look like sm_80"),
+    (CompileOptions(target="cuda", lowering_target="tpu"), "unknown lowering target 'tpu'"),
 ])
 def test_bad_options_are_refused(options, message):
     with pytest.raises(HlobridgeError, match=message):
         options.iree_flags()
+
+
+def test_lowering_target_and_bf16x3_are_options_of_their_own():
+    assert CompileOptions(target="cuda").lowers_for() == "cuda"
+    assert CompileOptions(target="cuda", lowering_target="llvm-cpu").lowers_for() == "llvm-cpu"
+    names = lambda o: [p.name for s in o.stages() for p in s.passes]  # noqa: E731
+    assert "split-contractions" in names(CompileOptions(bf16x3=True))
+    assert names(CompileOptions(bf16x3=True)) == names(CompileOptions(precision="bf16x3"))
+    assert "split-contractions" not in names(CompileOptions(bf16x3=True, precision="bf16"))

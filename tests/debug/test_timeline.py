@@ -81,7 +81,7 @@ def test_a_traced_step_is_valid_trace_event_json_with_one_event_per_unit(tmp_pat
     assert launch["args"]["variables"] and launch["args"]["outputs"] == {case.meta["loss"]: "float32[]"}
     assert sum(launch["args"]["op_types"].values()) == launch["args"]["ops"]
     [event] = sess.compile_events
-    assert compile_["args"] == {"cluster": "cluster_0", "source": "compiled",
+    assert compile_["args"] == {"cluster": "cluster_0", "source": "compiled", "backend": "iree",
                                 "shapes": [f"{d}[{','.join(map(str, s))}]" for d, s in event.shapes],
                                 "hlobridge_s": event.lowering, "iree_s": event.iree}
     assert 0 < event.lowering + event.iree <= event.seconds

@@ -17,7 +17,7 @@ import pytest
 from hlobridge.runtime.session import Session
 
 from tests.corpus import Case, check_case
-from tests.conftest import TESTS
+from tests.conftest import TEST_BACKEND, TESTS
 
 CONFORMANCE = TESTS / "conformance"
 CASES = sorted(d.name for d in CONFORMANCE.iterdir() if (d / "case.json").is_file())
@@ -75,9 +75,9 @@ REQUIRED_OPS = {
 }
 
 
-def _session(case, jit):
+def _session(case, jit, backend=TEST_BACKEND):
     if jit == "auto":
-        return Session(case.graph_path, jit="auto", cache_dir=False, min_cluster_size=1)
+        return Session(case.graph_path, jit="auto", cache_dir=False, min_cluster_size=1, backend=backend)
     return Session(case.path / case.meta["graph_pb"], jit="off", cache_dir=False)
 
 

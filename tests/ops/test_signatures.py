@@ -58,5 +58,6 @@ def test_a_rule_that_still_fails_names_its_node(monkeypatch):
 
 
 def test_every_registered_op_has_a_tensorflow_signature():
-    # when this fails, an op was added: rerun tools/extract_tf_op_signatures.py (its docstring)
-    assert sorted(set(REGISTRY) - set(signatures())) == []
+    # when this fails, an op was added: rerun tools/extract_tf_op_signatures.py (its docstring).
+    # hlobridge's own internal ops (a leading underscore, as TF's _Send) have no TF signature.
+    assert sorted(op for op in set(REGISTRY) - set(signatures()) if not op.startswith("_")) == []

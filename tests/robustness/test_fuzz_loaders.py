@@ -11,7 +11,7 @@ import numpy as np
 from hlobridge.errors import CompileError
 from hlobridge.frontend.graph_builder import GraphBuilder
 from hlobridge.frontend.graphdef import write_graphdef
-from hlobridge.runtime import cluster_launch
+from hlobridge.compile import iree
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -55,7 +55,7 @@ def test_graph_fuzzer_reports_a_jit_fallback_as_a_finding(tmp_path, monkeypatch)
 
     def fails(*a, **k):
         raise CompileError("IREE failed to compile for llvm-cpu: (made to fail)")
-    monkeypatch.setattr(cluster_launch, "compile_mlir", fails)
+    monkeypatch.setattr(iree, "compile_mlir", fails)
     job = {"tool": "session_auto", "graph": str(tmp_path / "g.pbtxt"), "feed_seed": "1:2", "feed_mutation": None,
            "init_op": None, "train_op": None, "loss": None, "fetches": ["y:0"], "kind": "inference"}
     result = fuzz_graphs.run_job(job, str(tmp_path / "cache"))

@@ -22,7 +22,7 @@ from hlobridge.compile.options import CompileOptions
 from hlobridge.errors import CacheWarning, RecompilationWarning
 from hlobridge.frontend.graph_builder import GraphBuilder
 from hlobridge.frontend.graphdef import write_graphdef
-from hlobridge.runtime import cluster_launch
+from hlobridge.compile import iree
 from tests.conftest import ROOT
 
 W = np.random.default_rng(33).standard_normal((8, 4)).astype(np.float32)
@@ -47,14 +47,14 @@ def _expected(x):
 def counted(monkeypatch):
     """The compiles the Session starts (a list of module texts), with this process's memory cache cold."""
     monkeypatch.setattr(cache_module, "PROCESS_MEMORY", MemoryCache())
-    calls, real = [], cluster_launch.compile_mlir
+    calls, real = [], iree.compile_mlir
     lock = threading.Lock()
 
     def counting(text, options, *a, **k):
         with lock:
             calls.append(text)
         return real(text, options, *a, **k)
-    monkeypatch.setattr(cluster_launch, "compile_mlir", counting)
+    monkeypatch.setattr(iree, "compile_mlir", counting)
     return calls
 
 
@@ -119,10 +119,10 @@ TWO_PROCESSES = textwrap.dedent("""
     import os, sys, time
     import numpy as np
     import hlobridge
-    from hlobridge.runtime import cluster_launch
+    from hlobridge.compile import iree
     graph, cache_dir, go = sys.argv[1:4]
-    calls, real = [], cluster_launch.compile_mlir
-    cluster_launch.compile_mlir = lambda text, options, *a, **k: calls.append(1) or real(text, options, *a, **k)
+    calls, real = [], iree.compile_mlir
+    iree.compile_mlir = lambda text, options, *a, **k: calls.append(1) or real(text, options, *a, **k)
     sess = hlobridge.Session(graph, cache_dir=cache_dir, min_cluster_size=1)
     x = np.ones((5, 8), np.float32)
     while not os.path.exists(go):

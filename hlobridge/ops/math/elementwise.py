@@ -19,6 +19,7 @@ from hlobridge.dialects import stablehlo as hlo
 
 from ... import dtypes
 from ...spec import TensorSpec
+from ..backend_style import lowering_backend
 from ..helpers import broadcast_shapes
 from ..registry import register
 from ..typesets import (ANY, BOOL, COMPLEX, COMPLEX_NO_F64, FLOAT, FLOAT_NO_F64, INT, NUMBER, NUMBER_NO_F64,
@@ -562,7 +563,21 @@ def _cast_lower(ctx, x):
         return hlo.compare("NE", x, like(x, 0))
     if dtypes.name(dst) == "bfloat16" and not dtypes.is_floating(ctx.inputs[0].dtype):
         return _int_to_bfloat16(x)
+    if lowering_backend() == "xla" and dtypes.is_floating(ctx.inputs[0].dtype) and \
+            np.dtype(dst) in (np.dtype(np.int32), np.dtype(np.int64)):
+        return _float_to_int_as_x86(x, np.dtype(dst))
     return hlo.convert(x, dst)
+
+
+def _float_to_int_as_x86(x, dst: np.dtype):
+    """Float -> int32/int64 as TensorFlow's CPU kernel (static_cast, x86's cvtt) and IREE give
+    it: INT_MIN for NaN and for values out of range. XLA's convert gives 0 for NaN and
+    saturates, so the XLA backend (ops/backend_style.py) selects INT_MIN itself."""
+    low = float(np.iinfo(dst).min)  # -2^31 or -2^63: exact in every float type
+    out = hlo.convert(x, dst)
+    bad = hlo.binary("or", hlo.compare("NE", x, x),
+                     hlo.binary("or", hlo.compare("GE", x, like(x, -low)), hlo.compare("LT", x, like(x, low))))
+    return hlo.select(bad, like(out, np.iinfo(dst).min), out)
 
 
 def _int_to_bfloat16(x):

@@ -20,6 +20,7 @@ import numpy as np
 from hlobridge.dialects import stablehlo as hlo
 
 from ...spec import TensorSpec
+from ..backend_style import lowering_backend
 from ..helpers import acc_dtype, known_dims, require_rank, scalar
 from ..registry import register
 from ..typesets import FLOAT
@@ -77,8 +78,15 @@ def _np_grouped_filter(ctx, w):
 _IM2COL_MAX_BYTES = 1 << 28
 
 
-def _im2col(fmt: Format, groups) -> bool:
-    return groups == 1 and not fmt.channels_first and fmt.rank == 2
+def _im2col(ctx, fmt: Format, groups) -> bool:
+    """Whether the convolution is built from patches and matmuls (the forms below): on the CPU,
+    for 2-D NHWC ungrouped convolutions. For CUDA every convolution and gradient stays one
+    stablehlo.convolution, NHWC as TensorFlow writes it: IREE lowers that to an implicit GEMM
+    (its TileAndFuse pipeline with use_igemm_convolution), on tensor cores in bf16, where the
+    CPU's patches are tens of MB of copies per layer (docs/gpu.md has the measured table). XLA
+    takes stablehlo.convolution on every target (ops/backend_style.py)."""
+    return (ctx.target != "cuda" and lowering_backend() == "iree" and groups == 1
+            and not fmt.channels_first and fmt.rank == 2)
 
 
 def _pad_spatial(x, dtype, spatial, pads, lhs_dilation):
@@ -276,7 +284,7 @@ def conv_lower(ctx, x, w):
         *kernel, c, m = hlo.shape_of(w)
         w = hlo.reshape(w, [*kernel, 1, c * m])
     out = ctx.out()
-    if _im2col(fmt, groups):
+    if _im2col(ctx, fmt, groups):
         if _row_taps(x, w, out.dtype, win.kernel, win.strides, win.pads, win.out):
             return _row_tap_conv(x, w, out, win.kernel, win.strides, win.dilations, win.pads, win.out)
         if hlo.shape_of(x)[-1] <= _CHANNEL_MAJOR_MAX_C:
@@ -287,12 +295,14 @@ def conv_lower(ctx, x, w):
                         win.out)
         if cols is not None:
             return _im2col_dot(cols, w, out, fmt.channel)
-    pads = win.pads
+    pads, strides = win.pads, win.strides
     if groups > 1:
         x, pads = _trim_unread_tail(x, fmt, win)
+    if ctx.target == "cuda" and _strided_pointwise(win):
+        x, strides = _every_stride(x, fmt, win), (1,) * fmt.rank
     return hlo.convolution(x, w, out.shape, out.dtype,
                            layout=f"{fmt.conv_io}x{fmt.filter_layout('i', 'o')}->{fmt.conv_io}",
-                           strides=win.strides, padding=pads, rhs_dilation=win.dilations,
+                           strides=strides, padding=pads, rhs_dilation=win.dilations,
                            feature_group_count=groups)
 
 
@@ -313,6 +323,27 @@ def _trim_unread_tail(x, fmt: Format, win):
     if limit != shape:
         x = hlo.slice(x, [0] * len(shape), limit)
     return x, tuple(pads)
+
+
+def _strided_pointwise(win) -> bool:
+    """A 1x1 convolution with a stride and no padding (ResNet v1's downsampling bottlenecks)."""
+    return all(k == 1 for k in win.kernel) and any(s > 1 for s in win.strides) and \
+        not any(p for pair in win.pads for p in pair)
+
+
+def _every_stride(x, fmt: Format, win):
+    """The input positions a strided 1x1 convolution reads, as one strided slice. IREE 3.13 takes
+    the strided convolution for a reduction (VectorDistribute, no tensor cores: ResNet-50
+    inference's three downsampling 1x1 convs, 11% of its bf16 FLOPs); after the slice it is a
+    1x1 convolution, a matmul on tensor cores (benchmarks/gpu_report_models.py, docs/gpu.md).
+    Its filter gradient as a convolution over the batch, with bf16 operands, fails to compile
+    ("failed to pack reduction dimensions for partial reduction"); after the slice it is a
+    dot_general of x^T and dy."""
+    shape = hlo.shape_of(x)
+    limit, step = list(shape), [1] * len(shape)
+    for axis, o, s in zip(fmt.spatial, win.out, win.strides):
+        limit[axis], step[axis] = (o - 1) * s + 1, s
+    return hlo.slice(x, [0] * len(shape), limit, step)
 
 
 def np_conv(ctx, x, w):
@@ -394,7 +425,9 @@ def _backprop_input_lower(ctx, _, w, dy):
     instead. Flipping it cost a copy, and IREE 3.13 fused the flip, the in/out transpose and
     the reshape into one gather whose index arithmetic its CUDA backend cannot select (LLVM
     "Cannot select: v2i16 umul_lohi", an abort) for 3x3 filters of 256 and 512 channels: every
-    ResNet-50 training step. tests/compile/test_cuda_compile.py keeps that compiling.
+    ResNet-50 training step. tests/compile/test_cuda_compile.py keeps that compiling. For CUDA,
+    where the convolution stays one op, the flip is its `window_reversal`: IREE then flips the
+    filter in a dispatch of its own, where stablehlo.reverse fused into the same abort.
 
     Grouped as tf2xla does it: the [spatial..., C/G, O] filter becomes [spatial..., C, O/G]
     (TransposeFilterForGroupConvolutionBackpropInput); for depthwise, whose grouped filter is
@@ -404,7 +437,7 @@ def _backprop_input_lower(ctx, _, w, dy):
     fmt, win, groups = _backprop_geometry(ctx, out.shape, hlo.shape_of(w), hlo.shape_of(dy))
     pads = win.transposed_pads(fmt.sizes(out.shape))
     spatial = list(range(fmt.rank))
-    if _im2col(fmt, groups):  # im2col of the dilated dy, taps reversed; filter [KH, KW, O, C]
+    if _im2col(ctx, fmt, groups):  # im2col of the dilated dy, taps reversed; filter [KH, KW, O, C]
         swapped = hlo.transpose(w, [0, 1, 3, 2])
         unit, sizes = (1,) * fmt.rank, fmt.sizes(out.shape)
         if _row_taps(dy, swapped, out.dtype, win.kernel, unit, pads, sizes, win.strides):
@@ -413,10 +446,12 @@ def _backprop_input_lower(ctx, _, w, dy):
                         lhs_dilation=win.strides, flip=True)
         if cols is not None:
             return _im2col_dot(cols, swapped, out, fmt.channel)
-    return hlo.convolution(dy, hlo.reverse(w, spatial), out.shape, out.dtype,
+    reversal = (True,) * fmt.rank if ctx.target == "cuda" else None  # CUDA: flipped by the op (docstring)
+    w = w if reversal else hlo.reverse(w, spatial)
+    return hlo.convolution(dy, w, out.shape, out.dtype,
                            layout=f"{fmt.conv_io}x{fmt.filter_layout('o', 'i')}->{fmt.conv_io}",
                            strides=(1,) * fmt.rank, padding=pads, lhs_dilation=win.strides,
-                           rhs_dilation=win.dilations, feature_group_count=groups)
+                           rhs_dilation=win.dilations, feature_group_count=groups, window_reversal=reversal)
 
 
 def _backprop_filter_lower(ctx, x, _, dy):
@@ -427,7 +462,12 @@ def _backprop_filter_lower(ctx, x, _, dy):
     fmt, win, groups = _backprop_geometry(ctx, hlo.shape_of(x), out.shape, hlo.shape_of(dy))
     if groups != 1:
         return _depthwise_filter_taps(fmt, win, x, dy, out)
-    if _im2col(fmt, groups):
+    if ctx.target == "cuda" and _strided_pointwise(win):  # x's strided positions^T . dy: a matmul
+        batch_and_positions = [0, *fmt.spatial]
+        dw = hlo.dot_general(_every_stride(x, fmt, win), dy, out.shape[-2:], out.dtype,
+                             lhs_contract=batch_and_positions, rhs_contract=batch_and_positions)
+        return hlo.reshape(dw, out.shape)
+    if _im2col(ctx, fmt, groups):
         dw = _row_tap_filter_grad(x, dy, out, win)
         if dw is not None:
             return dw

@@ -122,3 +122,22 @@ def test_integer_sources_still_link_in_bf16():
 def test_unknown_precision_is_an_error():
     with pytest.raises(HlobridgeError, match="precision must be one of f32, bf16, f16"):
         CompileOptions(precision="f8").stages()
+
+
+def test_batch_norm_and_softmax_stay_f32_as_keras_mixed_bfloat16_keeps_them(cnn):
+    """Keras' mixed_bfloat16: BatchNormalization and the softmax compute in f32, the
+    convolutions in bf16 (KERAS_F32_OPS); no hlobridge mark reaches IREE."""
+    from hlobridge.compile.driver import lower_graph
+    case, feeds = cnn
+    lowered = lower_graph(str(case.graph_path), input_shapes={"images:0": feeds["images:0"].shape},
+                          stages=CompileOptions(precision="bf16").stages())
+    with lowered.context:
+        text = lowered.module.operation.get_asm(enable_debug_info=True, use_local_scope=True)
+    lines = text.splitlines()
+    of = lambda node: [ln for ln in lines if f'loc("{node}")' in ln and "stablehlo." in ln]  # noqa: E731
+    assert of("FusedBatchNormV3") and not any("bf16" in ln for ln in of("FusedBatchNormV3"))
+    assert of("Softmax") and not any("bf16" in ln for ln in of("Softmax"))
+    assert any("bf16" in ln for ln in of("Conv2D_1"))
+    assert "keep_f32" not in text
+    plain = lower_graph(str(case.graph_path), input_shapes={"images:0": feeds["images:0"].shape}).text()
+    assert "keep_f32" not in plain and "bf16" not in plain
