@@ -31,13 +31,15 @@ def cache_dir_of(directory) -> Path | None:
     return Path(directory) if directory not in (None, True) else default_cache_dir()
 
 
-def write_sealed(path: Path, data: bytes, marker: bytes) -> None:
-    """Write `data` and its seal to `path` atomically; OSError (read-only, full disk) leaves
-    nothing behind."""
+def write_sealed(path: Path, data: bytes, marker: bytes, mode: int | None = None) -> None:
+    """Write `data` and its seal to `path` atomically, with permissions `mode` (default:
+    mkstemp's 0600); OSError (read-only, full disk) leaves nothing behind."""
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+        if mode is not None:
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:  # the data, then its seal (no copy of a large entry)
             f.write(data)
             f.write(marker + hashlib.sha256(data).digest())

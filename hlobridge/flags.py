@@ -87,7 +87,11 @@ def _count(text: str) -> int:
 
 def parse(text: str) -> Flags:
     """Flags from a HLOBRIDGE_FLAGS value ("--dump-to=DIR --dump-pass=REGEX")."""
-    args, unknown = _parser().parse_known_args(shlex.split(text or ""))
+    try:
+        words = shlex.split(text or "")
+    except ValueError as e:  # an unclosed quote
+        raise HlobridgeError(f"{ENV_VAR}: cannot split '{text}' into flags: {e}") from None
+    args, unknown = _parser().parse_known_args(words)
     if unknown:
         known = ", ".join(a.option_strings[0] for a in _parser()._actions)
         raise HlobridgeError(f"{ENV_VAR}: unknown flag(s) {' '.join(unknown)} (known: {known})")

@@ -18,7 +18,9 @@ timed out or died. Outcomes: ok, error (an HlobridgeError, or a CLI's exit 1 wit
 what a user should see), and the defects: exception (any other exception, with its traceback),
 memory (MemoryError under the limit), hang (timed out), crash (the worker died: signal, abort).
 Each defect's mutant is written to OUT/defects/<seed>_<index>_<tool>/ (graph + job.json), to
-replay (--replay DIR) and to keep as a regression test (tests/e2e/fuzz_regressions/).
+replay (--replay DIR) and to keep as a regression test (tests/e2e/fuzz_regressions/). A Session
+run's JitFallbackWarning (a cluster IREE failed to compile) is not a defect but a finding to look
+at: counted as jit_fallback, listed in the summary's jit_fallbacks and printed.
 
     python tools/fuzz_graphs.py --seed 0 --count 5000 --workers 2 --out fuzz-out
     python tools/fuzz_graphs.py --replay fuzz-out/defects/0_17_session_off
@@ -42,6 +44,7 @@ import tempfile
 import threading
 import time
 import traceback
+import warnings
 from pathlib import Path
 
 from fuzz_mutators import ROOT, Mutant, Seed, load_corpus, make_mutant
@@ -152,19 +155,22 @@ def run_job(job: dict, cache_dir: str) -> dict:
     """Run one job in this process: {"outcome": ok|error|exception|memory|bad_message, ...}."""
     from hlobridge.cli import compile as compile_cli, explain as explain_cli
     from hlobridge.cli.common import run_main
-    from hlobridge.errors import HlobridgeError
-    err = io.StringIO()
+    from hlobridge.errors import HlobridgeError, JitFallbackWarning
+    err, fallbacks = io.StringIO(), []
     try:
         with tempfile.TemporaryDirectory() as out_dir, contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(err):
             if job["tool"].startswith("session"):
-                try:
-                    _session_job(job, cache_dir)
-                except HlobridgeError as e:
-                    print(f"Session: error: {e}", file=sys.stderr)
-                    status = 1
-                else:
-                    status = 0
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", JitFallbackWarning)
+                    try:
+                        _session_job(job, cache_dir)
+                    except HlobridgeError as e:
+                        print(f"Session: error: {e}", file=sys.stderr)
+                        status = 1
+                    else:
+                        status = 0
+                fallbacks = [str(w.message)[:300] for w in caught if issubclass(w.category, JitFallbackWarning)]
             else:
                 cli = explain_cli if job["tool"] == "explain" else compile_cli
                 status = run_main(cli.PROG, cli.main, _cli_argv(job, out_dir))
@@ -173,13 +179,14 @@ def run_job(job: dict, cache_dir: str) -> dict:
     except BaseException as e:  # noqa: BLE001  (everything else is the defect being looked for)
         return {"outcome": "exception", "message": f"{type(e).__name__}: {str(e)[:300]}",
                 "traceback": _tail(), "where": _where()}
+    found = {"fallback": fallbacks[0]} if fallbacks else {}  # a cluster IREE failed: a finding to look at
     if status == 0:
-        return {"outcome": "ok"}
+        return {"outcome": "ok", **found}
     lines = [line for line in err.getvalue().splitlines() if ": error: " in line]
     message = err.getvalue()[err.getvalue().find(lines[0]):] if lines else err.getvalue()
     if not lines or "Traceback" in message or not lines[0].split(": error: ", 1)[1].strip():
         return {"outcome": "bad_message", "message": message[-500:]}
-    return {"outcome": "error", "message": message[:500]}
+    return {"outcome": "error", "message": message[:500], **found}
 
 
 def _tail(frames: int = 6) -> str:
@@ -195,8 +202,9 @@ def _where() -> str:
     return f"{path}:{f.lineno} in {f.name}"
 
 
-def worker_main(memory_mb: int) -> None:
-    """Read jobs (JSON lines) from stdin, answer on the protocol fd; stdout/stderr go to /dev/null."""
+def worker_limits(memory_mb: int):
+    """A worker's setup: RLIMIT_AS, no core files, stdout to /dev/null, warnings off; returns
+    the protocol file (the original stdout) its answers go to."""
     import resource
     if memory_mb:
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
@@ -204,8 +212,13 @@ def worker_main(memory_mb: int) -> None:
     answer = os.fdopen(os.dup(1), "w")
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
-    import warnings
     warnings.simplefilter("ignore")
+    return answer
+
+
+def worker_main(memory_mb: int) -> None:
+    """Read jobs (JSON lines) from stdin, answer on the protocol fd; stdout/stderr go to /dev/null."""
+    answer = worker_limits(memory_mb)
     import hlobridge.cli.compile, hlobridge.cli.explain  # noqa: E401,F401  (imported once, before any job)
     cache_dir = os.environ["HLOBRIDGE_CACHE_DIR"]
     answer.write("ready\n")
@@ -219,13 +232,13 @@ def worker_main(memory_mb: int) -> None:
 class Worker:
     """A worker subprocess; `run` enforces the timeout and restarts the worker after a hang or crash."""
 
-    def __init__(self, memory_mb: int, cache_dir: str):
-        self.memory_mb, self.cache_dir, self.proc = memory_mb, cache_dir, None
+    def __init__(self, memory_mb: int, cache_dir: str, script: str = __file__):
+        self.memory_mb, self.cache_dir, self.proc, self.script = memory_mb, cache_dir, None, script
 
     def _start(self):
         env = dict(os.environ, HLOBRIDGE_CACHE_DIR=self.cache_dir, PYTHONFAULTHANDLER="1")
         env.pop("HLOBRIDGE_FLAGS", None)
-        self.proc = subprocess.Popen([sys.executable, __file__, "--worker", "--memory-mb", str(self.memory_mb)],
+        self.proc = subprocess.Popen([sys.executable, self.script, "--worker", "--memory-mb", str(self.memory_mb)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, env=env, cwd=ROOT, start_new_session=True)
         if self.proc.stdout.readline().strip() != "ready":
@@ -262,6 +275,20 @@ class Worker:
 TIMEOUTS = {"compile": 1.0, "explain": 1.0, "session_off": 2.0, "compile_vmfb": 4.0, "session_auto": 4.0}
 
 
+def run_threads(drain, pool: list, tmp: Path) -> None:
+    """drain(k) on one thread per worker of `pool`; then the workers stopped and `tmp` removed."""
+    try:
+        threads = [threading.Thread(target=drain, args=(k,)) for k in range(len(pool))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        for w in pool:
+            w.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def save_mutant(m: Mutant, tool: str, job: dict, result: dict, out: Path) -> Path:
     d = out / f"{m.id}_{tool}"
     d.mkdir(parents=True, exist_ok=True)
@@ -292,7 +319,7 @@ def fuzz(seed: int, count: int, *, start: int = 0, workers: int = 1, memory_mb: 
     tmp = Path(tempfile.mkdtemp(prefix="hlobridge-fuzz-"))
     pool = [Worker(memory_mb, str(tmp / "cache")) for _ in range(workers)]
     counts, per_tool = collections.Counter(), collections.defaultdict(collections.Counter)
-    defects, done, errors = [], 0, collections.Counter()
+    defects, done, errors, fallbacks = [], 0, collections.Counter(), []
 
     def one(k: int, index: int):
         worker = pool[k]
@@ -323,6 +350,9 @@ def fuzz(seed: int, count: int, *, start: int = 0, workers: int = 1, memory_mb: 
                 worst = "ok"
                 for m, tool, job, r in results:
                     per_tool[tool][r["outcome"]] += 1
+                    if r.get("fallback"):  # JitFallbackWarning: not a defect, a finding (issue 33)
+                        per_tool[tool]["jit_fallback"] += 1
+                        fallbacks.append({"id": m.id, "tool": tool, "mutation": m.describe(), "message": r["fallback"]})
                     if r["outcome"] in DEFECTS:
                         worst = r["outcome"]
                         rec = {"id": m.id, "index": m.index, "tool": tool, "mutation": m.describe(), **r,
@@ -338,22 +368,13 @@ def fuzz(seed: int, count: int, *, start: int = 0, workers: int = 1, memory_mb: 
                 if progress:
                     progress(done, counts)
 
-    try:
-        threads = [threading.Thread(target=drain, args=(k,)) for k in range(workers)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        for w in pool:
-            w.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
+    run_threads(drain, pool, tmp)
     defects.sort(key=lambda d: (d["index"], d["tool"]))
     classes = collections.Counter(d["signature"] for d in defects)
     summary = {"seed": seed, "start": start, "count": count, "mutants": dict(counts),
                "jobs": {t: dict(c) for t, c in sorted(per_tool.items())},
                "errors": dict(errors.most_common()), "defect_classes": dict(classes.most_common()),
-               "defects": defects}
+               "defects": defects, "jit_fallbacks": sorted(fallbacks, key=lambda f: f["id"])}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -400,6 +421,8 @@ def format_summary(s: dict) -> str:
              ", ".join(f"{k} {v}" for k, v in sorted(s["mutants"].items()))]
     for tool, c in s["jobs"].items():
         lines.append(f"  {tool}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
+    for f in s.get("jit_fallbacks", [])[:20]:  # findings to look at: a cluster that did not compile
+        lines.append(f"  JitFallbackWarning {f['id']} {f['tool']}: {f['message'][:200]}\n        {f['mutation'][:160]}")
     if s["defect_classes"]:
         lines.append(f"{len(s['defects'])} defect(s) in {len(s['defect_classes'])} class(es):")
         for sig, n in s["defect_classes"].items():

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
+import os
 import sys
+import tempfile
+from pathlib import Path
 
+from .. import limits
 from ..compile.driver import parse_shape
 from ..debug import progress
 from ..errors import HlobridgeError
@@ -29,7 +34,32 @@ def input_shapes(items) -> dict:
         if not sep or not name:
             raise HlobridgeError(f"--input-shape expects NAME=DIMS (e.g. x:0=4,3), got '{item}'")
         shapes[name] = parse_shape(dims)
+        where = f"--input-shape {item}"
+        for d in shapes[name]:  # one huge dimension times a 0 is still no type MLIR can build
+            limits.check_tensor_elements(d, where)
+        limits.check_tensor_elements(math.prod(shapes[name]), where)
     return shapes
+
+
+def check_output_path(path: str, flag: str = "-o") -> None:
+    """Refuse an output file that cannot be written (a missing folder, a folder, a read-only
+    place) before the slow part, not after a compile: the probe creates and removes a
+    temporary file beside it, which also catches what os.access cannot (root, /proc)."""
+    if path == "-":
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise HlobridgeError(f"{flag} {path}: is a directory; give a file name (e.g. {p / 'model.vmfb'})")
+    parent = p.parent
+    if not parent.is_dir():
+        raise HlobridgeError(f"{flag} {path}: the folder {parent} does not exist")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise HlobridgeError(f"{flag} {path}: cannot write the file (permission denied)")
+    try:
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=f".{p.name}.", suffix=".probe"):
+            pass
+    except OSError as e:
+        raise HlobridgeError(f"{flag} {path}: cannot write in {parent}: {e.strerror or e}") from None
 
 
 def io_options(args) -> dict:

@@ -27,8 +27,9 @@ from ..compile.backend import resolve
 from ..compile.gpu_cards import CARDS, DEFAULT_CARD, card as gpu_card
 from ..compile.options import BACKENDS, DATA_TILING
 from ..debug import gpu_report
+from ..errors import HlobridgeError
 from . import saved_model
-from .common import add_io_arguments, add_output_arguments, configure_output, io_options, run_main
+from .common import add_io_arguments, add_output_arguments, check_output_path, configure_output, io_options, run_main
 
 PROG = "hlobridge-compile"
 
@@ -93,6 +94,11 @@ def main(argv=None) -> int:
                              precision=args.precision, fusion=args.fusion, data_tiling=args.data_tiling,
                              backend=args.backend)
     io = io_options(args)
+    check_output_path(args.output)
+    if args.output == "-" and args.emit == "vmfb":
+        raise HlobridgeError("-o -: a .vmfb is binary; give a file name ('-' prints --emit stablehlo)")
+    if args.stats:
+        check_output_path(args.stats, "--stats")
     graph = args.graph
     if saved_model.is_saved_model(graph):  # its signature, variables frozen
         graph, io = saved_model.compile_target(args, io)
@@ -105,7 +111,7 @@ def main(argv=None) -> int:
         if args.output == "-":
             sys.stdout.write(text)
         else:
-            Path(args.output).write_text(text)
+            _write(args.output, text.encode())
         return 0
     kernels = {} if args.stats and args.target == "cuda" else None
     model = compiler.compile_graph(graph, options=options, dump=dump, kernels=kernels, **io)
@@ -117,7 +123,7 @@ def main(argv=None) -> int:
                                       gpu_card(args.card))
             stats.update(found)
             print(gpu_report.format_summary(found["gpu"], found["gpu_dispatches"]), file=sys.stderr)
-        Path(args.stats).write_text(json.dumps(stats, indent=2) + "\n")
+        _write(args.stats, (json.dumps(stats, indent=2) + "\n").encode())
     sig = model.signature
     if not args.quiet:
         kind = args.target if model.options.backend == "iree" else f"{model.options.backend} portable artifact"
@@ -125,6 +131,13 @@ def main(argv=None) -> int:
               f"{', '.join(n for n, _ in sig.inputs)} -> {', '.join(n for n, _ in sig.outputs)}",
               file=sys.stderr)
     return 0
+
+
+def _write(path: str, data: bytes) -> None:
+    try:
+        Path(path).write_bytes(data)
+    except OSError as e:  # the disk filled up during the compile
+        raise HlobridgeError(f"{path}: cannot write: {e.strerror or e}") from None
 
 
 def _cli_main() -> None:

@@ -24,7 +24,7 @@ from hlobridge.passes.ir import pipeline
 from ..compile import driver as compiler
 from ..compile.driver import CompileOptions
 from ..errors import CompileError, HlobridgeError
-from .common import add_io_arguments, add_output_arguments, configure_output, io_options, run_main
+from .common import add_io_arguments, add_output_arguments, check_output_path, configure_output, io_options, run_main
 
 PROG = "hlobridge-opt"
 GRAPH_STAGES = ("graph", "shapes", "stablehlo")
@@ -108,6 +108,7 @@ def main(argv=None) -> int:
         width = max(map(len, pipeline.REGISTRY))
         print("\n".join(f"{n:<{width}}  {s.description}" for n, s in sorted(pipeline.REGISTRY.items())))
         return 0
+    check_output_path(args.output)
     if args.passes and not args.input.endswith(".mlir"):
         raise HlobridgeError("--passes runs on a .mlir module; for a GraphDef use --stage")
     if not Path(args.input).exists():
@@ -117,7 +118,10 @@ def main(argv=None) -> int:
     if args.output == "-":
         sys.stdout.write(text)
     else:
-        Path(args.output).write_text(text)
+        try:
+            Path(args.output).write_text(text)
+        except OSError as e:
+            raise HlobridgeError(f"{args.output}: cannot write: {e.strerror or e}") from None
     return 0
 
 

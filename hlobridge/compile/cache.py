@@ -18,9 +18,14 @@ own `memory` keeps to itself.
 The disk cache lives in `$HLOBRIDGE_CACHE_DIR`, else `$XDG_CACHE_HOME/hlobridge`, else
 `~/.cache/hlobridge`; `cache_dir=False` disables it. Entries are written atomically
 (write to a temporary name, then rename), so concurrent processes never read half a file, and
-a process killed while writing leaves only a temporary file no reader opens. Each entry ends
-with a SHA-256 of its binary (disk_cache.py): an entry truncated or damaged later is not
-trusted but compiled again, with a `CacheWarning`. A disk that cannot be written (read-only, full) leaves the
+a process killed while writing leaves only a temporary file no reader opens. A key is built
+once however many ask at the same time (`claim`, flight.py): threads of one process wait for
+the first one's build, processes sharing the directory for the one holding `<key>.lock`
+(a dead holder's lock is broken). An entry gets its directory's read and write bits, so a
+directory made group-readable is a cache a team shares; an entry this process cannot read
+is a miss, with one `CacheWarning`. Each entry ends
+with a SHA-256 of its binary (disk_cache.py): an entry truncated or damaged later is not trusted but compiled
+again, with a `CacheWarning`. A disk that cannot be written (read-only, full) leaves the
 compiled clusters in memory, with one `CacheWarning` per cache.
 """
 
@@ -31,6 +36,7 @@ import importlib.util
 import os
 import platform
 import warnings
+from concurrent.futures import Future
 from functools import cache
 from pathlib import Path
 
@@ -38,11 +44,17 @@ from ..disk_cache import cache_dir_of, default_cache_dir, unseal, write_sealed  
 from ..errors import CacheWarning
 
 from .backend import backend_of
+from .flight import STALE_SECONDS, DiskClaim, SingleFlight
 from .options import CompileOptions
 
 
 class MemoryCache(dict):
-    """vmfb bytes by cache key, held in memory."""
+    """vmfb bytes by cache key, held in memory; and the builds under way in this process
+    (`flights`: the caches sharing this memory compile each key once, flight.py)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.flights = SingleFlight()
 
 
 PROCESS_MEMORY = MemoryCache()  # the default: sessions of one process share compiled clusters
@@ -87,9 +99,11 @@ def _host_cpu() -> str:
 class CompileCache:
     """vmfb bytes by key; `get_or_compile` says where each came from."""
 
-    def __init__(self, directory: str | os.PathLike | bool | None = None, memory: MemoryCache | None = None):
+    def __init__(self, directory: str | os.PathLike | bool | None = None, memory: MemoryCache | None = None,
+                 stale_seconds: float = STALE_SECONDS):
         self.memory = PROCESS_MEMORY if memory is None else memory
-        self._warned_unwritable = False
+        self.stale_seconds = stale_seconds  # a lock file older than this is a dead process's
+        self._warned_unwritable = self._warned_unreadable = False
         self.directory = cache_dir_of(directory)
 
     @staticmethod
@@ -119,23 +133,72 @@ class CompileCache:
                                  lambda: backend_of(options).compile(mlir_text, options, dump))
 
     def get_or_build(self, key: str, build) -> tuple[bytes, str]:
-        """(vmfb, source) for `key`: from memory, from disk, or `build()` ("compiled") and kept."""
+        """(vmfb, source) for `key`: from memory, from disk, or `build()` ("compiled") and kept;
+        built once however many threads and processes ask at the same time (`claim`)."""
+        claim = self.claim(key)
+        if isinstance(claim, tuple):
+            return claim
+        if isinstance(claim, Future):
+            return claim.result()
+        try:
+            vmfb = build()
+        except BaseException as e:
+            claim.fail(e)
+            raise
+        claim.finish(vmfb)
+        return vmfb, "compiled"
+
+    def claim(self, key: str) -> tuple[bytes, str] | Future | Build:
+        """What a caller about to build `key` should do: (vmfb, source) found; a Future of
+        (vmfb, "memory") another thread of this process is building; or a `Build`, this
+        caller's to `finish` (or `fail`), holding the key's lock file if the cache is on disk
+        (another process building it was waited for)."""
         found = self.lookup(key)
         if found is not None:
             return found
-        vmfb = build()
-        self.keep(key, vmfb)
-        return vmfb, "compiled"
+        future, leader = self.memory.flights.claim(key)
+        if not leader:
+            return future
+        build = Build(self, key)
+        found = self.lookup(key)  # kept by the build that ended as this claim began
+        path = self._path(key)
+        if found is None and path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                pass  # (no lock file then: the build goes ahead, and _store warns)
+            lock = DiskClaim(path.with_suffix(".lock"), self.stale_seconds)
+            try:
+                built_elsewhere = not lock.acquire(lambda: _exists(path), self._entry_mode())
+            except BaseException as e:  # (KeyboardInterrupt while waiting: the waiters are told)
+                build.fail(e)
+                raise
+            build.lock = lock
+            found = self.lookup(key) if built_elsewhere or _exists(path) else None  # (or as the lock came free)
+        if found is not None:
+            build.end(found)
+            return found
+        return build
 
     def lookup(self, key: str) -> tuple[bytes, str] | None:
-        """(vmfb, "memory" or "disk") for `key`, or None: it must be built."""
+        """(vmfb, "memory" or "disk") for `key`, or None: it must be built. An entry this
+        process cannot read (another user's) is a miss, with one CacheWarning per cache."""
         path = self._path(key)
         if key in self.memory:
-            if path is not None and not path.is_file():  # compiled for another cache dir
+            if path is not None and not _exists(path):  # compiled for another cache dir
                 self._store(path, self.memory[key])
             return self.memory[key], "memory"
-        if path is not None and path.is_file():
-            vmfb = unseal(path.read_bytes(), _SEAL)
+        if path is not None and _exists(path):
+            try:
+                entry = path.read_bytes()
+            except OSError as e:
+                if not self._warned_unreadable:
+                    self._warned_unreadable = True
+                    warnings.warn(CacheWarning(f"{path}: cannot read the compile-cache entry ({e.strerror or e}); "
+                                               f"compiling again (see docs/robustness.md: a shared cache)"),
+                                  stacklevel=4)
+                return None
+            vmfb = unseal(entry, _SEAL)
             if vmfb is not None:
                 vmfb = self.memory[key] = bytes(vmfb)
                 return vmfb, "disk"
@@ -155,12 +218,51 @@ class CompileCache:
 
     def _store(self, path: Path, data: bytes) -> None:
         try:
-            write_sealed(path, data, _SEAL)
+            # the directory's bits: mkstemp's 0600 would keep a shared cache's group out
+            write_sealed(path, data, _SEAL, self._entry_mode())
         except OSError as e:  # a read-only or full disk costs only warm starts
             if not self._warned_unwritable:
                 self._warned_unwritable = True
                 warnings.warn(CacheWarning(f"cannot write the compile cache in {path.parent}: "
                                            f"{e.strerror or e}; compiled clusters stay in memory"), stacklevel=3)
+
+
+    def _entry_mode(self) -> int:
+        """An entry's permissions: its directory's read and write bits (a cache directory made
+        group-readable, e.g. 2775 for a team, shares its entries with the group; the default
+        ~/.cache/hlobridge, 0755 under the usual umask, gives 0644)."""
+        try:
+            return self.directory.stat().st_mode & 0o666
+        except OSError:
+            return 0o644
+
+
+class Build:
+    """The claim to build one key: `finish` keeps the binary and hands it to the waiters,
+    `fail` hands them the error; either ends the claim and removes the lock file."""
+
+    def __init__(self, cache: CompileCache, key: str):
+        self.cache, self.key, self.lock = cache, key, None
+
+    def finish(self, vmfb: bytes) -> None:
+        self.cache.keep(self.key, vmfb)
+        self.end((vmfb, "memory"))
+
+    def fail(self, error: BaseException) -> None:
+        self.end(error=error)
+
+    def end(self, result=None, error: BaseException | None = None) -> None:
+        if self.lock is not None:
+            self.lock.release()
+        self.cache.memory.flights.release(self.key, result if result is None else (result[0], "memory"), error)
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a folder this process may not search
+        return False
+
 
 
 def clear_memory_cache() -> None:

@@ -62,8 +62,12 @@ class CompiledModel:
         return self.vmfb
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the artifact (hlobridge.runtime.load reads either kind)."""
-        Path(path).write_bytes(self.vmfb)
+        """Write the artifact (hlobridge.runtime.load reads either kind; an HlobridgeError naming
+        `path` if it cannot be written)."""
+        try:
+            Path(path).write_bytes(self.vmfb)
+        except OSError as e:
+            raise HlobridgeError(f"{path}: cannot write the module: {e.strerror or e}") from None
 
     def load(self, device: str = "cpu"):
         """The module loaded on `device` by the backend that compiled it."""
@@ -76,9 +80,14 @@ def parse_shape(text: str) -> tuple:
     if text in ("", "scalar", "()"):
         return ()
     try:
-        return tuple(int(d) for d in text.replace("x", ",").split(","))
+        dims = tuple(int(d) for d in text.replace("x", ",").split(","))
     except ValueError:
         raise HlobridgeError(f"bad shape '{text}': expected comma-separated integers") from None
+    negative = [d for d in dims if d < 0]
+    if negative:  # MLIR's tensor type would reject it deep inside ("invalid tensor dimension size")
+        raise HlobridgeError(f"bad shape '{text}': dimension {negative[0]} is negative; give every "
+                             f"dimension's size")
+    return dims
 
 
 def resolve_io(graph: Graph, inputs: Sequence[str] | None, outputs: Sequence[str] | None):
@@ -96,6 +105,10 @@ def resolve_io(graph: Graph, inputs: Sequence[str] | None, outputs: Sequence[str
 
 def input_specs(graph: Graph, in_refs: list[TensorRef], shapes: dict | None) -> dict[TensorRef, TensorSpec]:
     """Specs for the function inputs: a placeholder's dtype and shape, with `shapes` overriding."""
+    for ref in in_refs:
+        if ref.index != 0 and graph.nodes[ref.node].op in GRAPH_INPUTS:
+            raise HlobridgeError(f"--inputs names {ref}, but node '{ref.node}' ({graph.nodes[ref.node].op}) "
+                                 f"has 1 output(s)")
     shapes = {graph.tensor(k): tuple(v) for k, v in (shapes or {}).items()}
     unknown = [str(k) for k in shapes if k not in in_refs]
     if unknown:
@@ -114,6 +127,16 @@ def input_specs(graph: Graph, in_refs: list[TensorRef], shapes: dict | None) -> 
                                      f"placeholder's shape {TensorSpec(node.attr('dtype'), declared)}")
         feeds[ref] = TensorSpec(node.attr("dtype"), shape)
     return feeds
+
+
+def check_output_indices(graph: Graph, refs: list[TensorRef], flag: str, specs: dict) -> None:
+    """An HlobridgeError naming `flag` for a tensor 'y:7' of a node with fewer outputs (inferred
+    `specs` hold every output of a needed node), before lowering meets a missing value."""
+    for ref in refs:
+        if ref not in specs:
+            count = sum(1 for r in specs if r.node == ref.node)
+            raise HlobridgeError(f"{flag} names {ref}, but node '{ref.node}' ({graph.nodes[ref.node].op}) "
+                                 f"has {count} output(s)")
 
 
 def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names: dict | None = None,
@@ -137,6 +160,8 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names: d
     functions = FunctionRunner(library_of(graph), None)  # folds through If/While bodies, as TF does
     progress.report("shape inference", f"{len(needed)} ops")
     specs = infer_specs(graph, needed, feeds, functions)
+    check_output_indices(graph, in_refs, "--inputs", specs)
+    check_output_indices(graph, out_refs, "--outputs", specs)
     if dump.wants("graph"):
         dump("graph", graph_text(graph), ".pbtxt")
     if dump.wants("shapes"):

@@ -116,4 +116,8 @@ class CompileOptions:
             raise HlobridgeError(f"data_tiling must be one of {', '.join(DATA_TILING)}, got '{self.data_tiling}'")
         if self.data_tiling == "on":
             flags.append(DATA_TILING_FLAG)
+        bad = [f for f in self.extra_flags if not isinstance(f, str) or not re.fullmatch(r"--?[A-Za-z]\S*", f)]
+        if bad:  # ('' reaches compile_str as a TypeError; argparse turns --iree-flag=-- into [])
+            shown = bad[0] if isinstance(bad[0], str) else "--"
+            raise HlobridgeError(f"--iree-flag '{shown}': expected an iree-compile flag like --iree-opt-level=O2")
         return flags + list(self.extra_flags)

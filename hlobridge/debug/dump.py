@@ -33,7 +33,11 @@ class Dumper:
         except re.error as e:
             raise HlobridgeError(f"--dump-pass: bad regular expression '{pattern}': {e}") from None
         if self.directory:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise HlobridgeError(f"--dump-to {self.directory}: cannot create the folder: "
+                                     f"{e.strerror or e}") from None
 
     @classmethod
     def from_flags(cls, directory=None, pattern: str | None = None) -> "Dumper":
@@ -69,7 +73,10 @@ class Dumper:
 def numbered_subdirectory(parent: Path, name: str) -> Path:
     """parent/NNN-name, NNN one past the highest number already there (also from earlier
     processes), created atomically so two compiles never share one."""
-    parent.mkdir(parents=True, exist_ok=True)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise HlobridgeError(f"--dump-to {parent}: cannot create the folder: {e.strerror or e}") from None
     while True:
         numbers = [int(m.group(1)) for p in parent.iterdir() if (m := re.match(r"(\d+)-", p.name))]
         path = parent / f"{max(numbers, default=-1) + 1:03d}-{name}"

@@ -117,7 +117,9 @@ class SavedModelSource:
             names = ", ".join(a.filename for a in self.meta.asset_file_def)
             warnings.warn(f"{self.path}: assets ignored ({names}): hlobridge runs no op that reads them",
                           stacklevel=3)
-        if Path(tensor_bundle.index_filename(self.prefix)).exists():  # else a model without variables
+        if not Path(tensor_bundle.index_filename(self.prefix)).exists():
+            self._check_needs_no_checkpoint()
+        else:
             reader = tensor_bundle.BundleReader(self.prefix)
             if len(self.meta.object_graph_def.nodes) and OBJECT_GRAPH_KEY in reader:
                 self._bind_captures(session.variables, reader)
@@ -126,9 +128,29 @@ class SavedModelSource:
                 session.run(saver.restore_op_name, {saver.filename_tensor_name: self.prefix})
         init_ops = self.init_ops()
         if init_ops:
-            assets = {a.tensor_info.name: str((self.path / "assets" / a.filename).resolve())
+            assets = {a.tensor_info.name: self._asset_path(a.filename)
                       for a in self.meta.asset_file_def if a.tensor_info.name}
             session.run(init_ops, assets)
+
+    def _asset_path(self, filename: str) -> str:
+        """assets/<filename>, resolved (the init op reads it: a vocabulary file)."""
+        try:
+            return str((self.path / "assets" / filename).resolve())
+        except (ValueError, OSError) as e:  # a NUL in the name, a symlink loop
+            raise SavedModelError(f"{self.pb_path}: asset file name {filename!r} is not a path: {e}") from None
+
+    def _check_needs_no_checkpoint(self) -> None:
+        """A model without variables/ is fine if it has no variables to restore; one that has them
+        (a folder copied without variables/) is an error naming them here, not at the first run
+        as a variable 'not initialized' inside some cluster."""
+        saved = self.meta.saver_def.restore_op_name or any(
+            o.WhichOneof("kind") == "variable" for o in self.meta.object_graph_def.nodes)
+        names = [n.attr("shared_name") or n.name for n in self.graph.nodes.values()
+                 if n.op in ("VarHandleOp", "VariableV2", "Variable")]
+        if saved and names:
+            shown = ", ".join(f"'{n}'" for n in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            raise SavedModelError(f"{self.path}: {tensor_bundle.index_filename(self.prefix)} is missing, but the "
+                                  f"SavedModel has variables to restore ({shown}): copy its variables/ folder too")
 
     def init_ops(self) -> list[str]:
         """The ops TensorFlow's loader runs after restoring the variables (module docstring)."""
@@ -162,7 +184,7 @@ class SavedModelSource:
                     self._restore_table(store, reader, handle, keys[node_id])
                 if handle is None or handle.op != "VarHandleOp" or "VARIABLE_VALUE" not in keys.get(node_id, {}):
                     continue
-                name = handle.attr["shared_name"].s.decode() or handle.name
+                name = handle.attr["shared_name"].s.decode("utf-8", "replace") or handle.name
                 key = keys[node_id]["VARIABLE_VALUE"]
                 if bound.setdefault(name, key) != key:
                     raise SavedModelError(f"{self.pb_path}: variable handle '{name}' is bound to both "
@@ -183,8 +205,8 @@ class SavedModelSource:
             return  # a table the checkpoint does not hold (a static one: its init op fills it)
         attr = handle.attr
         reserved = [self._const(handle, i) for i in range(len(handle.input))]  # a dense table's
-        tables.restore_table(store, tables.table_name(handle.name, attr["container"].s.decode(),
-                                                      attr["shared_name"].s.decode()),
+        tables.restore_table(store, tables.table_name(handle.name, attr["container"].s.decode("utf-8", "replace"),
+                                                      attr["shared_name"].s.decode("utf-8", "replace")),
                              handle.op, dtypes.from_enum(attr["key_dtype"].type),
                              dtypes.from_enum(attr["value_dtype"].type),
                              tensor_proto.shape_from_proto(attr["value_shape"].shape) or (),
@@ -235,7 +257,7 @@ def _paths(nodes) -> dict[int, tuple]:
     paths, todo = {0: ()}, [0]
     for node_id in todo:
         for child in nodes[node_id].children:
-            if child.node_id not in paths and child.node_id < len(nodes):
+            if child.node_id not in paths and 0 <= child.node_id < len(nodes):
                 paths[child.node_id] = paths[node_id] + (child.local_name,)
                 todo.append(child.node_id)
     return paths

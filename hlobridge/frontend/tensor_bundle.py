@@ -17,6 +17,7 @@ Invariants:
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import struct
@@ -26,8 +27,8 @@ from pathlib import Path
 import google_crc32c
 import numpy as np
 
-from .. import dtypes
-from ..errors import CheckpointError
+from .. import dtypes, limits
+from ..errors import CheckpointError, HlobridgeError
 from .proto import schema
 from .proto.bundle_schema import BundleEntryProto, BundleHeaderProto, CheckpointState
 from . import sstable
@@ -130,6 +131,8 @@ def _decode_strings(raw: bytes, count: int, where: str) -> tuple[np.ndarray, int
     try:
         for _ in range(count):
             n, pos = sstable.read_varint(raw, pos)
+            if n > len(raw):  # (also keeps it a uint32 for the checksum)
+                raise CheckpointError(f"{where}: a string of {n} bytes in {len(raw)}: corrupt")
             lengths.append(n)
     except sstable.TableError:
         raise CheckpointError(f"{where}: string lengths run past the tensor's bytes: corrupt") from None
@@ -210,41 +213,80 @@ class BundleReader:
                                                 f"the entry of tensor '{key}'")
         return self._parsed[raw_key]
 
+    def _where(self, key) -> str:
+        return f"{self.index_path}: tensor '{key.decode('utf-8', 'replace') if isinstance(key, bytes) else key}'"
+
     def dtype_and_shape(self, key: str) -> tuple:
         """The tensor's dtype and full shape, without reading its data."""
         e = self.entry(key)
-        return dtypes.from_enum(e.dtype), tuple(d.size for d in e.shape.dim)
+        try:
+            dtype = dtypes.from_enum(e.dtype)
+        except HlobridgeError as err:
+            raise CheckpointError(f"{self._where(key)}: {err}") from None
+        shape = tuple(d.size for d in e.shape.dim)
+        if any(d < 0 for d in shape):
+            raise CheckpointError(f"{self._where(key)}: shape {list(shape)} has a negative dimension: corrupt")
+        return dtype, shape
 
     def read(self, key: str) -> np.ndarray:
-        """The whole tensor, bit for bit as TensorFlow stored it (slices assembled)."""
+        """The whole tensor, bit for bit as TensorFlow stored it (slices assembled). Every size
+        the index gives is checked against the data file's length and limits.py before a byte
+        is allocated: a corrupt entry is a CheckpointError, not a MemoryError."""
         entry = self.entry(key)
         dtype, shape = self.dtype_and_shape(key)
+        limits.check_tensor_elements(math.prod(shape), self._where(key))
+        if dtype in (dtypes.RESOURCE, dtypes.VARIANT):
+            raise CheckpointError(f"{self._where(key)}: {dtype} tensors cannot be read")
         if not entry.slices:
             return self._read_entry(entry, key, dtype, shape)
+        parts = [self._slice_part(key, proto, shape) for proto in entry.slices]
+        covered = sum(math.prod(part_shape) for _, _, part_shape in parts)
+        if covered != math.prod(shape):
+            raise CheckpointError(f"{self._where(key)}: its slices cover {covered} of {math.prod(shape)} elements")
         out = np.zeros(shape, dtype=dtype) if dtype != np.object_ else np.full(shape, b"", dtype=object)
-        covered = 0
-        for proto in entry.slices:
-            extents = slice_extents(proto, shape)
-            part_key = slice_key(key, extents)
-            part = self.entry(part_key)
-            part_shape = tuple(d.size for d in part.shape.dim)
-            region = out[slice_index(extents, shape)]
-            if region.shape != part_shape:
-                raise CheckpointError(f"{self.index_path}: tensor '{key}': a slice of shape {list(part_shape)} "
-                                      f"does not fit its extents {extents}: corrupt")
-            region[...] = self._read_entry(part, f"{key} (slice {extents})", dtype, part_shape)
-            covered += region.size
-        if covered != out.size:
-            raise CheckpointError(f"{self.index_path}: tensor '{key}': its slices cover {covered} of "
-                                  f"{out.size} elements")
+        for extents, part, part_shape in parts:
+            out[slice_index(extents, shape)] = self._read_entry(part, f"{key} (slice {extents})", dtype, part_shape)
         return out
+
+    def _slice_part(self, key: str, proto, shape: tuple):
+        """(extents, entry, shape) of one slice of `key`, its extents checked against `shape`."""
+        if len(proto.extent) > len(shape):
+            raise CheckpointError(f"{self._where(key)}: a slice of {len(proto.extent)} extents for shape "
+                                  f"{list(shape)}: corrupt")
+        extents = slice_extents(proto, shape)
+        region = tuple(d - s if n < 0 else n for (s, n), d in zip(extents, shape))
+        if any(s < 0 or n < 0 or s + n > d for (s, _), n, d in zip(extents, region, shape)):
+            raise CheckpointError(f"{self._where(key)}: slice extents {extents} do not fit its shape "
+                                  f"{list(shape)}: corrupt")
+        part_key = slice_key(key, extents)
+        part = self.entry(part_key)
+        part_shape = tuple(d.size for d in part.shape.dim)
+        if region != part_shape:
+            raise CheckpointError(f"{self._where(key)}: a slice of shape {list(part_shape)} does not fit its "
+                                  f"extents {extents}: corrupt")
+        return extents, part, part_shape
 
     def _read_entry(self, entry, key: str, dtype, shape: tuple) -> np.ndarray:
         n = self.header.num_shards
+        if not 0 <= entry.shard_id < n:
+            raise CheckpointError(f"{self._where(key)}: shard {entry.shard_id} of a bundle of {n}: corrupt")
         path = data_filename(self.prefix, entry.shard_id, n)
         where = f"{path}: tensor '{key}'"
+        count = math.prod(shape)
+        if entry.offset < 0 or entry.size < 0:
+            raise CheckpointError(f"{where}: offset {entry.offset}, size {entry.size}: corrupt")
+        if dtype in (dtypes.RESOURCE, dtypes.VARIANT):
+            raise CheckpointError(f"{where}: {dtype} tensors cannot be read")
+        if dtype == np.object_ and count > entry.size or \
+                dtype != np.object_ and count * dtype.itemsize != entry.size:  # (a string takes >= 1 byte)
+            raise CheckpointError(f"{where}: {entry.size} bytes for shape {list(shape)} of "
+                                  f"{dtypes.name(dtype)}: corrupt")
         try:
             with open(path, "rb") as f:
+                length = os.fstat(f.fileno()).st_size
+                if entry.offset + entry.size > length:
+                    raise CheckpointError(f"{where}: needs bytes {entry.offset}..{entry.offset + entry.size}, "
+                                          f"the file ends at {length}: truncated")
                 f.seek(entry.offset)
                 raw = f.read(entry.size)
         except FileNotFoundError:
@@ -252,18 +294,12 @@ class BundleReader:
                                   f"tensor '{key}'") from None
         except OSError as e:
             raise CheckpointError(f"{where}: cannot read: {e.strerror}") from None
-        if len(raw) != entry.size:
+        if len(raw) != entry.size:  # the file shrank while being read
             raise CheckpointError(f"{where}: needs bytes {entry.offset}..{entry.offset + entry.size}, the file "
                                   f"ends at {entry.offset + len(raw)}: truncated")
-        count = int(np.prod(shape, dtype=np.int64))
         if dtype == np.object_:
             value, crc = _decode_strings(raw, count, where)
         else:
-            if dtype in (dtypes.RESOURCE, dtypes.VARIANT):
-                raise CheckpointError(f"{where}: {dtype} tensors cannot be read")
-            if count * dtype.itemsize != entry.size:
-                raise CheckpointError(f"{where}: {entry.size} bytes for shape {list(shape)} of "
-                                      f"{dtypes.name(dtype)}: corrupt")
             value, crc = np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype), google_crc32c.value(raw)
         if sstable.mask_crc(crc) != entry.crc32c:
             raise CheckpointError(f"{where}: checksum mismatch: the data is corrupt")

@@ -42,6 +42,7 @@ from ..analysis.shape_inference import infer_specs
 from ..compile.backend import backend_of
 from ..compile.cache import CompileCache
 from ..compile.driver import CompileOptions, format_specs
+from ..compile.flight import SingleFlight
 from ..debug import progress
 from ..debug.dump import Dumper, cluster_dumper
 from ..debug.graphviz import dump_stablehlo_dot
@@ -106,36 +107,30 @@ class JitState:
     events: list = field(default_factory=list)
     history: dict = field(default_factory=dict)  # cluster members -> signatures seen
     _compile_threads: ThreadPoolExecutor | None = None
-    _compiling: dict = field(default_factory=dict)  # cache key -> its build on a compile thread
 
-    def in_background(self, key: str, job) -> Future:
-        """Run `job`, the build of cache key `key`, on the session's compile threads. IREE
-        compiles in a subprocess, so compiles overlap one another and the lowering of the next
-        cluster on the calling thread (MLIR stays on that thread)."""
+    def in_background(self, job) -> Future:
+        """Run `job`, a build, on the session's compile threads. IREE compiles in a subprocess,
+        so compiles overlap one another and the lowering of the next cluster on the calling
+        thread (MLIR stays on that thread)."""
         if self._compile_threads is None:
             self._compile_threads = ThreadPoolExecutor(COMPILE_THREADS, thread_name_prefix="hlobridge-compile")
-        self._compiling[key] = build = self._compile_threads.submit(job)
-        build.add_done_callback(lambda _: self._compiling.pop(key, None))
-        return build
-
-    def compiling(self, key: str) -> Future | None:
-        """The build of `key` under way, as a second launch with the same key will find it in
-        memory: a Built from "memory" once it is done."""
-        build = self._compiling.get(key)
-        if build is None:
-            return None
-        shared: Future = Future()
-
-        def done(b: Future) -> None:
-            if b.exception() is not None:
-                shared.set_exception(b.exception())
-            else:
-                shared.set_result(Built(key, b.result().vmfb, "memory"))
-        build.add_done_callback(done)
-        return shared
+        return self._compile_threads.submit(job)
 
 
 COMPILE_THREADS = min(4, os.cpu_count() or 1)  # each iree-compile runs threads of its own
+
+
+def _chain(future: Future, convert) -> Future:
+    """A future of convert(future's result), failing as `future` does."""
+    out: Future = Future()
+
+    def done(f: Future) -> None:
+        if f.exception() is not None:
+            out.set_exception(f.exception())
+        else:
+            out.set_result(convert(f.result()))
+    future.add_done_callback(done)
+    return out
 
 
 @dataclass(frozen=True)
@@ -267,6 +262,7 @@ class ClusterLaunch:
         self.outputs = cluster.outputs
         self.executables: dict[tuple, Executable | None] = {}
         self.ahead: dict[tuple, tuple[Future, float]] = {}  # signature -> (its build, when it began)
+        self._first_runs = SingleFlight()  # signatures being made, by the first thread that met them
 
     @cached_property
     def op_histogram(self) -> dict[str, int]:
@@ -304,8 +300,14 @@ class ClusterLaunch:
         return key
 
     def executable(self, key: tuple, args: list) -> Executable | None:
-        """The compiled function for these arguments (None: run the members on their kernels)."""
+        """The compiled function for these arguments (None: run the members on their kernels).
+        Threads making the first run of a signature at once wait for one build (single flight)."""
         if key in self.executables:
+            return self.executables[key]
+        return self._first_runs.do(key, lambda: self._make_executable(key, args))
+
+    def _make_executable(self, key: tuple, args: list) -> Executable | None:
+        if key in self.executables:  # made while this thread was claiming it
             return self.executables[key]
         build, start = self.ahead.pop(key, (None, time.perf_counter()))
         built = None
@@ -380,27 +382,39 @@ class ClusterLaunch:
             options, cache = self.compile_options(), self.state.cache
             key = cache.key_of(cluster_key_parts(self.graph, self.nodes, self.tensor_inputs, self.outputs,
                                                  feeds, self.resource_specs, options), options)
-            found = cache.lookup(key)
-            if found is not None:
-                build.set_result(Built(key, *found))
-                return build
-            if (under_way := self.state.compiling(key)) is not None:  # a cluster of the same key
-                return under_way
+            claim = cache.claim(key)  # one build per key, across threads and processes
+        except HlobridgeError as e:
+            build.set_exception(e)
+            return build
+        if isinstance(claim, tuple):
+            build.set_result(Built(key, *claim))
+            return build
+        if isinstance(claim, Future):  # a thread of this process is building it: wait for that
+            return _chain(claim, lambda found: Built(key, *found))
+        try:
             start = time.perf_counter()
             progress.report("lowering", self._progress_name())
             text = self.lower(feeds, options.stages()).text()
             lowering = time.perf_counter() - start
-        except HlobridgeError as e:
+        except BaseException as e:
+            claim.fail(e)
+            if not isinstance(e, HlobridgeError):
+                raise
             build.set_exception(e)
             return build
 
         def compile_text() -> Built:
             start = time.perf_counter()
             progress.report(f"{options.backend}-compile", self._progress_name())
-            vmfb = backend_of(options).compile(text, options)
+            try:
+                vmfb = backend_of(options).compile(text, options)
+            except BaseException as e:
+                claim.fail(e)
+                raise
+            claim.finish(vmfb)
             return Built(key, vmfb, "compiled", lowering, time.perf_counter() - start)
         if background:
-            return self.state.in_background(key, compile_text)
+            return self.state.in_background(compile_text)
         try:
             build.set_result(compile_text())
         except HlobridgeError as e:
@@ -408,10 +422,8 @@ class ClusterLaunch:
         return build
 
     def _finish(self, build: Future) -> tuple[Executable, Built]:
-        """The Executable of a build (waiting for it); a binary it compiled is kept in the cache."""
-        built = build.result()
-        if built.source == "compiled":
-            self.state.cache.keep(built.key, built.vmfb)
+        """The Executable of a build (waiting for it)."""
+        built = build.result()  # (a binary it compiled is in the cache already: Build.finish)
         return Executable(built.vmfb, self.config.device, len(self.outputs), self.resources,
                           backend_of(self.compile_options()).name), built
 
@@ -461,6 +473,8 @@ class ClusterLaunch:
                                               *((built.lowering, built.iree) if built else (0.0, 0.0)),
                                               backend=self.config.options.backend))
         seen = self.state.history.setdefault(tuple(self.nodes), [])
+        if key in seen:  # the report counts signatures, not compiles (another plan's launch)
+            return
         seen.append(key)
         n = len(seen)
         if n > self.config.recompile_warning:

@@ -106,10 +106,14 @@ def freeze_signature(model: LoadedSavedModel) -> tuple[Graph, list[str], list[st
 
 def _variable_name(graph: Graph, read: Node) -> str:
     """The shared name of the VarHandleOp a ReadVariableOp reads, through Identity(N)s."""
-    r = read.inputs[0]
-    while graph.nodes[r.node].op in ("Identity", "IdentityN"):
-        n = graph.nodes[r.node]
-        r = n.inputs[r.index if n.op == "IdentityN" else 0]
+    node, index = read, 0
+    while node is read or node.op in ("Identity", "IdentityN"):
+        i = index if node.op == "IdentityN" else 0
+        if i >= len(node.inputs):  # (a damaged graph: the node lacks the input)
+            raise SavedModelError(f"{graph.source}: node '{node.name}' ({node.op}) has no input {i}; "
+                                  f"cannot follow it to the variable '{read.name}' reads")
+        r = node.inputs[i]
+        node, index = graph.nodes[r.node], r.index
     handle = graph.nodes[r.node]
     if handle.op != "VarHandleOp":
         raise SavedModelError(f"{graph.source}: node '{read.name}' reads a variable handle from "

@@ -494,6 +494,22 @@ def _depthwise(rng):
     return fetches, [("batch2", {x: normal(rng, 2, 6, 6, 3)}), ("batch1", {x: normal(rng, 1, 6, 6, 3)})]
 
 
+@case("depthwise_unread_tail", "nn",
+      """DepthwiseConv2dNative whose strided windows leave input unread (4 channels, multiplier 2,
+      2x3 window, stride 2, VALID, input 3x2x4x4: the last column; a SAME stride-2 one with an
+      odd high pad): IREE 3.13 failed the first, which fell back to reference kernels, until the
+      lowering trimmed the unread tail (issue 33).""", tol=TOL_SUMS, expect_ops=["DepthwiseConv2dNative"])
+def _depthwise_unread_tail(rng):
+    x = ph("x", shape=[None, 2, 4, 4])
+    v = ph("v", shape=[None, 7, 6, 4])
+    w = const(rng, 2, 3, 4, 2)
+    fetches = out(valid_s2=tf.nn.relu(tf.nn.depthwise_conv2d(x, w, [1, 2, 2, 1], "VALID")),
+                  same_s3=tf.nn.depthwise_conv2d(v, w, [1, 3, 3, 1], "SAME"),
+                  valid_s2b=tf.nn.depthwise_conv2d(v, w, [1, 2, 2, 1], "VALID"))
+    return fetches, [("batch3", {x: normal(rng, 3, 2, 4, 4), v: normal(rng, 3, 7, 6, 4)}),
+                     ("batch1", {x: normal(rng, 1, 2, 4, 4), v: normal(rng, 1, 7, 6, 4)})]
+
+
 @case("conv_backprop", "nn",
       """Conv2DBackpropInput and Conv2DBackpropFilter (tf.gradients of a SAME/stride-2 and a VALID
       conv), conv2d_transpose, DepthwiseConv2dNativeBackpropInput/Filter, BiasAddGrad.""",
