@@ -12,6 +12,8 @@ Two graphs, built here, each one cluster (min_cluster_size 1):
 A Session on --device (default cpu-task: a cluster this small runs on the calling thread,
 local-sync) runs it once; its binary is then timed, per call, through
 - Session.run: `sess.run("y:0", {"x:0": x})`;
+- Session.run pool: the same on a Session whose clusters all run on the thread pool
+  (HLOBRIDGE_FLAGS --small-cluster-flops=0, local-task), the hand-off the default spares them;
 - runtime.run: `hlobridge.runtime.load(vmfb, device).run({"x": x})` (dict in, dict out);
 - runtime.main: `m.main(x)` (arrays in and out);
 - invoke: the IREE Python binding's own call of the function (`m.main.invoke(x)`), with the
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import os
 import pstats
 import statistics
 import subprocess
@@ -45,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.common import report, table_of  # noqa: E402
 from benchmarks.models import interleaved  # noqa: E402
 import hlobridge  # noqa: E402
+from hlobridge import flags  # noqa: E402
 from hlobridge.frontend.graph_builder import GraphBuilder  # noqa: E402
 
 IREE_DRIVERS = {"cpu": "local-sync", "cpu-task": "local-task", "cuda": "cuda"}
@@ -86,7 +90,11 @@ def paths(name: str, device: str, tmp: Path) -> tuple[dict, dict]:
     m = hlobridge.runtime.load(vmfb, exe.device)
     for got in (m.run({"x": x})["y:0"], m.main(x)):
         np.testing.assert_allclose(got, want, rtol=1e-6)
-    calls = {"Session.run": lambda: sess.run("y:0", {"x:0": x}), "runtime.run": lambda: m.run({"x": x}),
+    with flags.environment(f"{os.environ.get(flags.ENV_VAR, '')} --small-cluster-flops=0"):
+        pool = hlobridge.Session(graph, device=device, min_cluster_size=1, cache_dir=False)
+        pool.run("y:0", {"x:0": x})
+    calls = {"Session.run": lambda: sess.run("y:0", {"x:0": x}), "Session.run pool": lambda: pool.run("y:0", {"x:0": x}),
+             "runtime.run": lambda: m.run({"x": x}),
              "runtime.main": lambda: m.main(x), "invoke": partial(m.main.invoke, x)}
     np.save(tmp / f"{name}.npy", x)
     return calls, {"vmfb": vmfb, "npy": tmp / f"{name}.npy", "device": exe.device}
@@ -128,7 +136,7 @@ def measure(name: str, args, tmp: Path) -> list[dict]:
     calls, run = paths(name, args.device, tmp)
     timing = argparse.Namespace(repeat=args.repeat, block_s=args.block_s, warmup=3, steps=None)
     _, ms = interleaved({k: partial(block, c) for k, c in calls.items()}, timing)
-    rows = [{"graph": name, "path": k, "device": run["device"], "us_median": statistics.median(b) * 1e3,
+    rows = [{"graph": name, "path": k, "device": "cpu-task" if k.endswith("pool") else run["device"], "us_median": statistics.median(b) * 1e3,
              "us_best": min(b) * 1e3} for k, b in ms.items()]
     if not args.no_iree_benchmark:
         med, best = iree_benchmark(run, args.repeat)

@@ -30,12 +30,11 @@ import json
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.tf_baseline import load_case, run_feeds  # noqa: E402 - stdlib only at import
+from benchmarks.tf_baseline import answer_each, load_case, run_feeds  # noqa: E402 - stdlib only at import
 
 DEFAULT_CACHE = Path(__file__).resolve().parent.parent / "bench-models" / "onnx"
 
@@ -93,23 +92,19 @@ def load(tf, case_dir: Path, run_name: str | None, args):
 
 def serve(tf, args, commands, out) -> None:
     """The SERVING protocol, one InferenceSession at a time."""
-    run_once = None
-    for line in commands:
-        cmd = json.loads(line)
-        try:
-            if "load" in cmd:
-                run_once = None
-                run_once, reply = load(tf, Path(cmd["load"]), cmd.get("run"), args)
-            else:
-                t0 = time.perf_counter()
-                for _ in range(cmd["steps"]):
-                    run_once()
-                reply = {"ms_per_step": (time.perf_counter() - t0) * 1e3 / cmd["steps"]}
-        except Exception as exc:  # noqa: BLE001 - the caller reports it and goes on
-            traceback.print_exc(file=sys.stderr)
-            reply = {"error": f"{type(exc).__name__}: {exc}"}
-        out.write(json.dumps(reply) + "\n")
-        out.flush()
+    state = {"run": None}
+
+    def handle(cmd: dict) -> dict:
+        if "load" in cmd:
+            state["run"] = None
+            state["run"], reply = load(tf, Path(cmd["load"]), cmd.get("run"), args)
+            return reply
+        run_once, t0 = state["run"], time.perf_counter()
+        for _ in range(cmd["steps"]):
+            run_once()
+        return {"ms_per_step": (time.perf_counter() - t0) * 1e3 / cmd["steps"]}
+
+    answer_each(commands, out, handle)
 
 
 def main(argv: list[str] | None = None) -> int:
