@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""hlobridge's Session against TensorFlow's on whole models: the corpus's training graphs and
-cnn_infer_bn, and the models of bench-models/ (ResNet-50 training, Keras MobileNetV2 and
-ResNet50 inference, a 2-layer BERT), back to back in one run.
+"""hlobridge's Session against TensorFlow's, and on inference against ONNX Runtime's, on whole
+models: the corpus's training graphs and cnn_infer_bn, and the models of bench-models/ (ResNet-50
+training, Keras MobileNetV2 and ResNet50 inference, a 2-layer BERT), back to back in one run.
 
     python benchmarks/models.py                                   # every model; TF from .tfvenv/bin/python
     python benchmarks/models.py --models mlp_adam keras_mobilenetv2/batch5 --quick
     python benchmarks/models.py --markdown --json-out models.json  # the README's table
-    python benchmarks/models.py --no-tf                           # hlobridge alone
-    python benchmarks/models.py --no-tf --backend xla             # + XLA (PJRT) beside IREE
+    python benchmarks/models.py --no-tf --no-ort                  # hlobridge alone
+    python benchmarks/models.py --no-tf --no-ort --backend xla    # + XLA (PJRT) beside IREE
 
 A row times one workload: a training case's step (init feeding TF's initial values, then step
 0's feeds again and again, as the corpus protocol says), or one inference run (CASE/RUN). Per row:
@@ -25,7 +25,13 @@ A row times one workload: a training case's step (init feeding TF's initial valu
   which goes first, `--repeat` blocks each. A block is `--steps` runs (default: as many as
   last about `--block-s` seconds for the slower of the two); ms/step is a block's wall time /
   runs, reported as the median and the best block. The ratio hlobridge/TF is of the medians:
-  below 1, hlobridge is faster. The geometric mean of the ratios closes the table.
+  below 1, hlobridge is faster. The geometric mean of the ratios closes the table;
+- ONNX Runtime (inference rows only): benchmarks/ort_baseline.py --serve under the same Python
+  as TensorFlow's (with tf2onnx and onnxruntime installed there, never hlobridge dependencies)
+  converts the frozen graph.pb with tf2onnx (opset 17, cached in bench-models/onnx/) and runs
+  it in an InferenceSession with default options. Its first run's outputs are checked against
+  TensorFlow's recorded ones as hlobridge's are, and only a model that passes is timed: its
+  blocks take turns with the others', and hlobridge/ORT is the ratio of the medians.
 
 With --backend xla (the xla extra installed), a second Session with backend="xla" (XLA through
 PJRT, docs/backends.md) starts from a cold cache, is checked the same way, and times its blocks
@@ -92,28 +98,44 @@ def check_error(outputs: list, expected: list) -> float:
     return worst
 
 
-class TFServer:
-    """benchmarks/tf_baseline.py --serve under TensorFlow's Python: one process for the whole
-    run (TensorFlow's import takes seconds), one case loaded at a time."""
+class BaselineServer:
+    """A baseline's SERVING process under TensorFlow's Python (benchmarks/tf_baseline.py or
+    ort_baseline.py --serve): one process for the whole run (TensorFlow's import takes
+    seconds), one case loaded at a time."""
 
-    def __init__(self, python: str):
-        self.proc = subprocess.Popen([python, str(ROOT / "benchmarks" / "tf_baseline.py"), "--serve"],
+    def __init__(self, python: str, script: str = "tf_baseline.py", label: str = "TensorFlow"):
+        self.script, self.label = script, label
+        self.proc = subprocess.Popen([python, str(ROOT / "benchmarks" / script), "--serve"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
 
     def ask(self, **command) -> dict:
-        self.proc.stdin.write(json.dumps(command) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
+        try:
+            self.proc.stdin.write(json.dumps(command) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except OSError:
+            line = ""
         if not line:
-            raise RuntimeError("tf_baseline.py --serve exited (its stderr above says why)")
+            raise RuntimeError(f"{self.script} --serve exited (its stderr above says why)")
         reply = json.loads(line)
         if "error" in reply:
-            raise RuntimeError(f"TensorFlow: {reply['error']}")
+            raise RuntimeError(f"{self.label}: {reply['error']}")
         return reply
 
     def close(self) -> None:
-        self.proc.stdin.close()
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
         self.proc.wait()
+
+
+def TFServer(python: str) -> BaselineServer:  # noqa: N802 - the name callers and tests know
+    return BaselineServer(python)
+
+
+def ORTServer(python: str) -> BaselineServer:  # noqa: N802
+    return BaselineServer(python, "ort_baseline.py", "ONNX Runtime")
 
 
 def interleaved(timers: dict, args) -> tuple[int, dict]:
@@ -129,7 +151,8 @@ def interleaved(timers: dict, args) -> tuple[int, dict]:
     return steps, blocks
 
 
-def bench_workload(w: Workload, folder: Path, run: str | None, args, tf: TFServer | None) -> dict:
+def bench_workload(w: Workload, folder: Path, run: str | None, args, tf: BaselineServer | None,
+                   ort: BaselineServer | None = None) -> dict:
     row = {"model": w.name, "kind": "train" if run is None else "inference", "device": args.device}
     sess, row["cold_start_s"], row["warm_start_s"], out = cold_and_warm_start(w, "auto", args.device)
     row["check_error"], row["clusters"] = check_error(out, w.expected), len({e.cluster for e in sess.compile_events})
@@ -149,15 +172,29 @@ def bench_workload(w: Workload, folder: Path, run: str | None, args, tf: TFServe
             row.update(tf_start_s=reply["start_s"], tf_check_error=check_error(reply["outputs"], w.expected),
                        tf_version=reply["tf_version"], onednn=reply["onednn"])
             timers["tf"] = lambda steps: tf.ask(steps=steps)["ms_per_step"]
+    if ort is not None and run is not None:
+        try:
+            reply = ort.ask(load=str(folder), run=run)
+        except RuntimeError as exc:
+            row["ort_error"] = str(exc)
+        else:
+            row.update(ort_start_s=reply["start_s"], ort_convert_s=reply["convert_s"],
+                       ort_check_error=check_error(reply["outputs"], w.expected),
+                       ort_version=reply["ort_version"], tf2onnx_version=reply["tf2onnx_version"])
+            if row["ort_check_error"] <= CHECK_TOLERANCE:  # a wrong conversion's time means nothing
+                timers["ort"] = lambda steps: ort.ask(steps=steps)["ms_per_step"]
     row["steps"], blocks = interleaved(timers, args)
     row["repeat"] = args.repeat
     for k, b in blocks.items():
         row[f"{k}_ms"], row[f"{k}_ms_best"] = statistics.median(b), min(b)
-    if tf is not None:
+    if "tf_ms" in row:
         row["ratio"] = row["hlobridge_ms"] / row["tf_ms"]
     if "xla_ms" in row:
         row["xla_ratio"] = row["xla_ms"] / row["hlobridge_ms"]
-    worst = max(row["check_error"], row.get("tf_check_error", 0.0), row.get("xla_check_error", 0.0))
+    if "ort_ms" in row:
+        row["ort_ratio"] = row["hlobridge_ms"] / row["ort_ms"]
+    worst = max(row["check_error"], row.get("tf_check_error", 0.0), row.get("ort_check_error", 0.0),
+                row.get("xla_check_error", 0.0))
     row["check"] = "ok" if worst <= CHECK_TOLERANCE else "MISMATCH"
     return row
 
@@ -187,41 +224,53 @@ def _ms(row: dict, k: str) -> str:
     return f"{row[f'{k}_ms']:.3g} ({row[f'{k}_ms_best']:.3g})" if f"{k}_ms" in row else "-"
 
 
-def _geomean(ratios: list) -> str:
+def _geomean(rows: list[dict], key: str) -> str:
+    ratios = [r[key] for r in rows if key in r]
     return f"{math.exp(statistics.fmean(map(math.log, ratios))):.2f}" if ratios else ""
+
+
+def _check(r: dict) -> str:
+    if r["check"] == "ok":
+        check = "ok"
+    else:
+        check = (f"{r['check']}: {r['check_error']:.1e} (TF {r.get('tf_check_error', math.nan):.1e}"
+                 + (f", ORT {r['ort_check_error']:.1e}" if "ort_check_error" in r else "") + ")")
+    check += f"; TF failed: {r['tf_error'][:80]}" if "tf_error" in r else ""
+    return check + (f"; ORT failed: {r['ort_error'][:80]}" if "ort_error" in r else "")
 
 
 def table(rows: list[dict], args, render) -> str:
     xla = args.backend == "xla"
-    head = ["model", "hlobridge ms/step", "TF ms/step", "hlobridge/TF", "cold start s", "warm start s",
-            "TF start s", "check"]
+    head = ["model", "hlobridge ms/step", "TF ms/step", "ORT ms/step", "hlobridge/TF", "hlobridge/ORT",
+            "cold start s", "warm start s", "TF start s", "check"]
     if xla:
         head[2:2] = ["XLA ms/step", "XLA/IREE", "XLA cold start s"]
     cells = []
     for r in rows:
         if "error" in r:
-            cells.append([r["model"]] + ["-"] * (len(head) - 2) + [f"error: {r['error'].splitlines()[0][:120]}"])
+            cells.append([r["model"], *"-" * (len(head) - 2), f"error: {r['error'].splitlines()[0][:120]}"])
             continue
-        check = r["check"] if r["check"] == "ok" else \
-            f"{r['check']}: {r['check_error']:.1e} (TF {r.get('tf_check_error', math.nan):.1e})"
-        check += f"; TF failed: {r['tf_error'][:80]}" if "tf_error" in r else ""
-        cells.append([r["model"], _ms(r, "hlobridge"), _ms(r, "tf"), f"{r['ratio']:.2f}" if "ratio" in r else "-",
+        cells.append([r["model"], _ms(r, "hlobridge"), _ms(r, "tf"), _ms(r, "ort"),
+                      f"{r['ratio']:.2f}" if "ratio" in r else "-",
+                      f"{r['ort_ratio']:.2f}" if "ort_ratio" in r else "-",
                       f"{r['cold_start_s']:.2f}", f"{r['warm_start_s']:.2f}",
-                      f"{r['tf_start_s']:.2f}" if "tf_start_s" in r else "-", check])
+                      f"{r['tf_start_s']:.2f}" if "tf_start_s" in r else "-", _check(r)])
         if xla:
             cells[-1][2:2] = [_ms(r, "xla"), f"{r['xla_ratio']:.2f}" if "xla_ratio" in r else "-",
                               f"{r['xla_cold_start_s']:.2f}" if "xla_cold_start_s" in r else "-"]
-    ratios = [r["ratio"] for r in rows if "ratio" in r]
-    xla_ratios = [r["xla_ratio"] for r in rows if "xla_ratio" in r]
-    if ratios or xla_ratios:
-        cells.append(["geometric mean", "", "", _geomean(ratios), "", "", "", ""])
+    if any("ratio" in r or "ort_ratio" in r or "xla_ratio" in r for r in rows):
+        cells.append(["geometric mean", "", "", "", _geomean(rows, "ratio"), _geomean(rows, "ort_ratio"),
+                      "", "", "", ""])
         if xla:
-            cells[-1][2:2] = ["", _geomean(xla_ratios), ""]
+            cells[-1][2:2] = ["", _geomean(rows, "xla_ratio"), ""]
     tf = next((r for r in rows if "tf_version" in r), None)
+    ort = next((r for r in rows if "ort_version" in r), None)
     caption = (f"{datetime.date.today()}, {os.cpu_count()} CPUs ({platform.machine()}), device {args.device}; "
                f"ms/step: median (best) of {args.repeat} interleaved blocks"
                + (f" of {args.steps} runs" if args.steps else f" of >= {args.block_s:g} s")
-               + (f"; TensorFlow {tf['tf_version']} (oneDNN {tf['onednn']})" if tf else "; TensorFlow not run"))
+               + (f"; TensorFlow {tf['tf_version']} (oneDNN {tf['onednn']})" if tf else "; TensorFlow not run")
+               + (f"; ONNX Runtime {ort['ort_version']} (tf2onnx {ort['tf2onnx_version']}, opset 17, default options)"
+                  if ort else "; ONNX Runtime not run"))
     return render(head, cells) + "\n\n" + caption
 
 
@@ -235,7 +284,9 @@ def main(argv=None) -> int:
                    help=f"a smoke run: --repeat {QUICK['repeat']} --warmup {QUICK['warmup']} --block-s {QUICK['block_s']}")
     p.add_argument("--tf-python", default=os.environ.get("HLOBRIDGE_TF_PYTHON", str(ROOT / ".tfvenv" / "bin" / "python")),
                    help="a Python with TensorFlow (default: $HLOBRIDGE_TF_PYTHON, else .tfvenv/bin/python)")
-    p.add_argument("--no-tf", action="store_true", help="hlobridge alone: no TensorFlow columns")
+    p.add_argument("--no-tf", action="store_true", help="no TensorFlow columns")
+    p.add_argument("--no-ort", action="store_true",
+                   help="no ONNX Runtime columns (they need tf2onnx and onnxruntime in --tf-python's environment)")
     p.add_argument("--backend", default="iree", choices=("iree", "xla"),
                    help="xla: also time a Session with backend='xla' (XLA through PJRT) beside IREE's")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown (the README's)")
@@ -245,24 +296,27 @@ def main(argv=None) -> int:
         vars(args).update(QUICK)
     names = [n for arg in args.models for n in arg.split(",") if n]
     chosen = workloads(names)
-    tf = None
+    tf = ort = None
+    if not (args.no_tf and args.no_ort) and not Path(args.tf_python).exists():
+        p.error(f"no TensorFlow Python at {args.tf_python} (--tf-python PATH, or --no-tf --no-ort)")
     if not args.no_tf:
-        if not Path(args.tf_python).exists():
-            p.error(f"no TensorFlow Python at {args.tf_python} (--tf-python PATH, or --no-tf)")
         tf = TFServer(args.tf_python)
+    if not args.no_ort and any(run is not None for _, _, run in chosen):
+        ort = ORTServer(args.tf_python)
     rows = []
     try:
         for w, folder, run in chosen:
             try:
-                rows.append(bench_workload(w, folder, run, args, tf))
+                rows.append(bench_workload(w, folder, run, args, tf, ort))
             except Exception as exc:  # noqa: BLE001 - report it in the table, go on with the others
                 traceback.print_exc(file=sys.stderr)
                 rows.append({"model": w.name, "error": f"{type(exc).__name__}: {exc}"})
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
             gc.collect()
     finally:
-        if tf is not None:
-            tf.close()
+        for server in (tf, ort):
+            if server is not None:
+                server.close()
     report(rows, table(rows, args, markdown_table if args.markdown else text_table), args.json_out)
     return 0 if all(r.get("check") == "ok" for r in rows) else 1
 

@@ -271,36 +271,46 @@ def bench_case(tf, case_dir: Path, args: argparse.Namespace) -> dict | None:
     }
 
 
-def serve(tf, args, commands, out) -> None:
-    """The SERVING protocol: one Session at a time, timed block by block on request, so that a
-    caller can interleave TensorFlow's blocks with its own."""
-    import numpy as np
-
-    sess = fetches = feed_dict = None
+def answer_each(commands, out, handle) -> None:
+    """The SERVING loop (ort_baseline.py's too): each JSON command line answered with
+    `handle(command)`'s reply, a command that fails with {"error": ...}, one flushed line each."""
     for line in commands:
-        cmd = json.loads(line)
         try:
-            if "load" in cmd:
-                if sess is not None:
-                    sess.close()
-                case_dir = Path(cmd["load"])
-                case, data = load_case(case_dir)
-                t0 = time.perf_counter()
-                sess, fetches, feed_dict = prepare(tf, case_dir, case, data, args, cmd.get("run"))
-                first = sess.run(fetches, feed_dict)
-                reply = {
-                    "start_s": time.perf_counter() - t0,
-                    "outputs": [None if v is None else np.asarray(v).tolist() for v in first],
-                    "tf_version": tf.__version__,
-                    "onednn": args.onednn,
-                }
-            else:
-                reply = {"ms_per_step": time_steps(sess, fetches, feed_dict, cmd["steps"])[0]}
+            reply = handle(json.loads(line))
         except Exception as exc:  # noqa: BLE001 - the caller reports it and goes on
             traceback.print_exc(file=sys.stderr)
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         out.write(json.dumps(reply) + "\n")
         out.flush()
+
+
+def serve(tf, args, commands, out) -> None:
+    """The SERVING protocol: one Session at a time, timed block by block on request, so that a
+    caller can interleave TensorFlow's blocks with its own."""
+    import numpy as np
+
+    state = {"sess": None}
+
+    def handle(cmd: dict) -> dict:
+        if "load" not in cmd:
+            sess, fetches, feed_dict = state["sess"]
+            return {"ms_per_step": time_steps(sess, fetches, feed_dict, cmd["steps"])[0]}
+        if state["sess"] is not None:
+            state["sess"][0].close()
+            state["sess"] = None
+        case_dir = Path(cmd["load"])
+        case, data = load_case(case_dir)
+        t0 = time.perf_counter()
+        state["sess"] = sess, fetches, feed_dict = prepare(tf, case_dir, case, data, args, cmd.get("run"))
+        first = sess.run(fetches, feed_dict)
+        return {
+            "start_s": time.perf_counter() - t0,
+            "outputs": [None if v is None else np.asarray(v).tolist() for v in first],
+            "tf_version": tf.__version__,
+            "onednn": args.onednn,
+        }
+
+    answer_each(commands, out, handle)
 
 
 def main(argv: list[str] | None = None) -> int:

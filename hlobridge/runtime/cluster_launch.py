@@ -51,7 +51,7 @@ from ..frontend.graph import Graph, TensorRef
 from ..lowering.driver import lower_to_stablehlo
 from ..ops.backend_style import lowering_for
 from ..spec import TensorSpec
-from .host import to_host
+from .host import dtype_name, shape_of, to_host
 from .caller_affinity import waiting_beside_the_pool
 from .module import DRIVERS, invoke_or_raise
 from .cluster_key import cluster_key_parts
@@ -182,7 +182,8 @@ class Executable:
         if self.device != device:
             self.module = load(vmfb, self.device)
             main = self.module.functions["main"]
-        self.invoke = main.invoke
+        self.call = main.call_unchecked  # args -> results as a tuple (module.py, straight_call.py)
+        self.pool = self.module.driver == "local-task"  # calls wait beside the pool (caller_affinity.py)
         at = json.loads(main.reflection[VARIABLES_KEY])
         self.resource_args = [variables[i] for i in at["read"]]
         self.written = [variables[i] for i in at["written"]]
@@ -233,7 +234,7 @@ def executor_device(device: str, reflection: dict) -> str:
 
 
 def _shape_key(value) -> tuple:
-    return (str(value.dtype), tuple(value.shape))
+    return (dtype_name(value.dtype), shape_of(value))
 
 
 class ClusterLaunch:
@@ -242,6 +243,8 @@ class ClusterLaunch:
     `members` are the members' node steps, in order: the fallback runs them. `functions`
     (ops.calls.Functions) serves shape inference and lowering of If/While/Case members.
     """
+
+    host_kernels = False  # Plan.execute: a launch sets its own errstate where it falls back
 
     def __init__(self, graph: Graph, cluster: Cluster, specs: dict, config: JitConfig, state: JitState,
                  members: list | None = None, functions=None):
@@ -276,25 +279,32 @@ class ClusterLaunch:
         args = [values[r] for r in self.tensor_inputs]
         exe = self.executable(self.signature(args), args)
         if exe is None:
-            for step in self.members if members is None else members:
-                step.run(values, env)
+            with np.errstate(all="ignore"):  # a kernel's inf or nan is the answer, as in TF
+                for step in self.members if members is None else members:
+                    step.run(values, env)
             return
-        variables = exe.variable_args(values, env.variables, self.name)
-        with waiting_beside_the_pool(exe.module.driver):
-            results = invoke_or_raise(exe.invoke, [*args, *variables],
-                                      f"cluster '{self.name}' ({len(self.nodes)} nodes)")
-        if not isinstance(results, tuple):
-            results = () if results is None else (results,)
+        if exe.resource_args:
+            args += exe.variable_args(values, env.variables, self.name)
+        if exe.pool:
+            with waiting_beside_the_pool(exe.module.driver):
+                results = invoke_or_raise(exe.call, (args,), self._what)
+        else:
+            results = invoke_or_raise(exe.call, (args,), self._what)
         n = exe.n_outputs
         values.update(zip(self.outputs, results[:n]))
-        exe.write_variables(results[n:], values, env.variables)
+        if exe.written:
+            exe.write_variables(results[n:], values, env.variables)
+
+    @cached_property
+    def _what(self) -> str:
+        return f"cluster '{self.name}' ({len(self.nodes)} nodes)"
 
     def _is_variable(self, ref: TensorRef, specs: dict) -> bool:
         return specs[ref].dtype == dtypes.RESOURCE or self.graph.nodes[ref.node].op in VARIABLES
 
     def signature(self, args: list) -> tuple:
         """The compile key of these arguments: dtypes and shapes, plus values of constant inputs."""
-        key = tuple(_shape_key(a) for a in args)
+        key = tuple(map(_shape_key, args))
         if self.value_inputs:
             key += tuple(np.asarray(to_host(args[i])).tobytes() for i in self.value_inputs)
         return key

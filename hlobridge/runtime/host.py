@@ -3,6 +3,8 @@
 Values in flight are NumPy arrays or device arrays (cluster outputs, variables a cluster
 wrote): IREE's DeviceArrays, or jax Arrays where XLA ran the cluster (runtime/pjrt.py). On
 IREE's local devices `to_host()` maps the buffer (no copy); on CUDA it copies.
+`shape_of` and `dtype_name` read what a call's signature needs without bringing anything to
+the host (a DeviceArray's own `.shape` maps or copies the whole buffer).
 """
 
 from __future__ import annotations
@@ -25,3 +27,20 @@ def to_host(value):
     if hasattr(value, "to_host"):
         return np.asarray(value.to_host())
     return np.asarray(value) if _is_pjrt_array(value) else value
+
+
+def shape_of(value) -> tuple:
+    """A host or device array's shape, from the buffer view where it is a device array."""
+    view = getattr(value, "_buffer_view", None)
+    return tuple(value.shape) if view is None else tuple(view.shape)
+
+
+_DTYPE_NAMES: dict = {}
+
+
+def dtype_name(dtype) -> str:
+    """str(dtype), remembered: NumPy builds the name anew each time (a signature asks per call)."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return name

@@ -8,7 +8,10 @@
 Devices: "cpu" uses IREE's `local-sync` driver (no thread hand-off per call: the
 lowest latency for the small, latency-bound calls graphs make, see iree-notes);
 "cpu-task" uses `local-task` (a thread pool, for large work); "cuda" an NVIDIA GPU.
-Arguments are checked against the signature the compiler stored in the module.
+Arguments are checked against the signature the compiler stored in the module. A warm call
+does no more than that check and IREE's invocation: the expected shapes and dtypes are read
+from the signature once, the order of `run`'s inputs is worked out once per set of names, and
+only calls into the thread pool (local-task) move the calling thread (caller_affinity.py).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from .. import dtypes, limits
 from ..device_checks import device_check_error
 from ..errors import HlobridgeError, InputError
 from .caller_affinity import waiting_beside_the_pool
-from .host import is_device_array, to_host
+from .host import is_device_array, shape_of, to_host
+from .straight_call import StraightCall
 from .host_memory import keep_freed_buffers
 from ..lowering.signature import SIGNATURE_KEY, Signature
 
@@ -92,6 +96,19 @@ class CompiledFunction:
         self.invoke = invoker
         self.signature = signature
         self.reflection = reflection or {}  # what the compiler noted on the function (iree.reflection)
+        # (shape, dtype) of each input, as a NumPy argument's own would compare equal
+        self._expected = [(tuple(spec.shape), np.dtype(spec.dtype)) for _, spec in signature.inputs] \
+            if signature else None
+        self._pool = module.driver == "local-task"
+        self._what = f"{name}()"  # how a failure names it
+        self._straight = StraightCall.of(invoker, module.driver)
+        # call_unchecked(args): the results as a tuple of DeviceArrays, no signature check (the
+        # Session's launches, whose arguments fit by construction)
+        self.call_unchecked = self._straight.device_arrays if self._straight else self._invoke_tuple
+
+    def _invoke_tuple(self, args) -> tuple:
+        results = self.invoke(*args)
+        return () if results is None else results if isinstance(results, tuple) else (results,)
 
     # `invoke(*args)`: the fast path for callers that already know their arguments fit (the
     # Session's cluster launches): IREE's own invoker, no signature check, results as IREE
@@ -108,16 +125,26 @@ class CompiledFunction:
         return [n for n, _ in self.signature.outputs] if self.signature else []
 
     def _check(self, args) -> list:
-        sig = self.signature
-        if sig is None:
+        expected = self._expected
+        if expected is None:
             return list(args)
+        if len(args) != len(expected):
+            return self._check_each(args)
+        for a, (shape, dtype) in zip(args, expected):  # the common case: arrays that fit as they are
+            if type(a) is not np.ndarray or a.shape != shape or a.dtype != dtype:
+                return self._check_each(args)
+        return list(args)
+
+    def _check_each(self, args) -> list:
+        """Each argument against the signature; an InputError names the first that does not fit."""
+        sig = self.signature
         if len(args) != len(sig.inputs):
             raise InputError(f"{self.name}() takes {len(sig.inputs)} input(s) "
                              f"({', '.join(self.input_names)}), got {len(args)}")
         checked = []
         for arg, (name, spec) in zip(args, sig.inputs):
             if is_device_array(arg):
-                shape, dtype = tuple(arg.shape), arg.dtype
+                shape, dtype = shape_of(arg), arg.dtype  # not arg.shape: that maps IREE's buffer
             else:
                 arg = np.asarray(arg)
                 shape, dtype = arg.shape, arg.dtype
@@ -129,15 +156,22 @@ class CompiledFunction:
             checked.append(arg)
         return checked
 
+    def _call(self, call, args) -> tuple:
+        args = self._check(args)
+        if self._pool:
+            with waiting_beside_the_pool(self.module.driver):
+                return invoke_or_raise(call, (args,), self._what)
+        return invoke_or_raise(call, (args,), self._what)
+
     def call_device(self, *args):
         """Call and keep results on the device (DeviceArrays), for chaining calls."""
-        args = self._check(args)
-        with waiting_beside_the_pool(self.module.driver):
-            results = invoke_or_raise(self.invoke, args, f"{self.name}()")
-        return results if isinstance(results, tuple) else (results,)
+        return self._call(self.call_unchecked, args)
 
     def __call__(self, *args):
-        results = tuple(to_host(r) for r in self.call_device(*args))
+        if self._straight is not None:
+            results = self._call(self._straight.host_arrays, args)
+        else:
+            results = tuple(to_host(r) for r in self.call_device(*args))
         return results[0] if len(results) == 1 else results
 
 
@@ -180,7 +214,19 @@ class ModuleFunctions:
 
     def arguments(self, feeds: dict) -> list:
         """`main`'s arguments in order from inputs by name ('x' or 'x:0'); an error names the
-        missing and unknown ones."""
+        missing and unknown ones. The order is worked out once per set of names."""
+        known = self.__dict__.setdefault("_argument_order", {})  # input names -> argument positions
+        order = known.get(tuple(feeds))
+        if order is not None:
+            values = list(feeds.values())
+            return [values[i] for i in order]
+        args = self._arguments(feeds)
+        names = [_input_name(k, self._main.input_names) for k in feeds]
+        if len(set(names)) == len(names):  # "x" and "x:0" both given: resolved each time
+            known[tuple(feeds)] = [names.index(n) for n in self._main.input_names]
+        return args
+
+    def _arguments(self, feeds: dict) -> list:
         main = self._main
         norm = {_input_name(k, main.input_names): v for k, v in feeds.items()}
         missing = [n for n in main.input_names if n not in norm]

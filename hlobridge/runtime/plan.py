@@ -4,7 +4,9 @@ A unit is anything with `run(values, env)`: a `NodeStep` (one node on its refere
 interpreter.py) or a `ClusterLaunch` (one compiled call, cluster_launch.py). `values` maps
 TensorRefs to what is known so far (constants folded at plan time, feeds, results); `env` is
 the run's `RunEnv`. The Session runs the units in order and knows nothing of their kinds;
-tracing (debug/timeline.py) wraps them.
+tracing (debug/timeline.py) wraps them. A unit whose class says `host_kernels = False` (a
+cluster launch) runs no NumPy kernel that could warn, so a plan of such units alone skips
+NumPy's errstate: its steady state is the calls and nothing else.
 """
 
 from __future__ import annotations
@@ -39,11 +41,18 @@ class Plan:
     clustering: object  # passes.graph.mark_for_compilation.Clustering
     ran: bool = False  # whether it has run (its first run starts its clusters' compiles)
 
+    def __post_init__(self):
+        self.host_kernels = any(getattr(u, "host_kernels", True) for u in self.units)
+
     def execute(self, feeds: dict, env: RunEnv, units: list | None = None) -> dict:
         """Run `units` (default: the plan's own; a traced run passes wrapped ones) and return
         the fetched tensors as NumPy arrays, by TensorRef."""
-        values: dict[TensorRef, object] = {**self.constants, **feeds}
-        with np.errstate(all="ignore"):  # a kernel's inf or nan is the answer, as in TF: no warning
+        values: dict[TensorRef, object] = {**self.constants, **feeds} if self.constants else dict(feeds)
+        if self.host_kernels:
+            with np.errstate(all="ignore"):  # a kernel's inf or nan is the answer, as in TF: no warning
+                for unit in self.units if units is None else units:
+                    unit.run(values, env)
+        else:
             for unit in self.units if units is None else units:
                 unit.run(values, env)
         fetched = {}

@@ -1,0 +1,67 @@
+"""A compiled function's call without the Python layers of IREE's `FunctionInvoker`.
+
+IREE's invoker, per call, builds an `Invocation` and an `InvokeContext`, packs the arguments,
+invokes, and turns each result into a `DeviceArray` through a table of converters; bringing a
+`DeviceArray` to the host asks the buffer again whether it is mappable, maps it and looks its
+dtype up. For hlobridge's functions (tensors in, tensors out, no `iree.abi` reflection: the
+invoker's dynamic mode) that is about 25 Python calls around the one that computes, more than
+a small cluster's whole computation (benchmarks/call_overhead.py). A `StraightCall` keeps the
+packing and the invocation (C++), and takes each result's buffer view as it is:
+`device_arrays` wraps them as the invoker would, `host_arrays` maps them straight into NumPy
+(local devices: the buffer is host memory, mapped without a copy; the array keeps the mapping
+alive). A function whose results carry reflection types, or an IREE whose invoker is laid out
+otherwise, keeps IREE's own invoker (`of` returns None).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from iree.runtime import DeviceArray, HalBufferView, HalElementType, VmVariantList
+from iree.runtime._binding import InvokeContext
+
+_DTYPES: dict = {}  # HAL element type -> NumPy dtype
+
+
+def _dtype_of(element_type) -> np.dtype:
+    dtype = _DTYPES.get(element_type)
+    if dtype is None:
+        dtype = _DTYPES[element_type] = np.dtype(HalElementType.map_to_dtype(element_type))
+    return dtype
+
+
+class StraightCall:
+    """`invoker`'s function, called with its arguments packed as IREE packs them."""
+
+    def __init__(self, invoker, mappable: bool):
+        self._pack = invoker._arg_packer.pack
+        self._device = invoker._device
+        self._vm_context = invoker._vm_context
+        self._vm_function = invoker._vm_function
+        self.mappable = mappable  # results are host memory (local-sync, local-task)
+
+    @classmethod
+    def of(cls, invoker, driver: str) -> StraightCall | None:
+        if getattr(invoker, "_ret_descs", None) is not None:
+            return None  # typed results: IREE's converters
+        try:
+            return cls(invoker, driver.startswith("local-"))
+        except AttributeError:
+            return None
+
+    def views(self, args) -> list:
+        """The results' buffer views."""
+        arg_list = self._pack(InvokeContext(self._device), args, {})
+        results = VmVariantList(1)
+        self._vm_context.invoke(self._vm_function, arg_list, results)
+        return [results.get_as_object(i, HalBufferView) for i in range(len(results))]
+
+    def device_arrays(self, args) -> tuple:
+        """The results as DeviceArrays, as IREE's invoker returns them in dynamic mode."""
+        device = self._device
+        return tuple(DeviceArray(device, view, implicit_host_transfer=True) for view in self.views(args))
+
+    def host_arrays(self, args) -> tuple:
+        """The results as NumPy arrays: mapped where the device's memory is the host's."""
+        if not self.mappable:
+            return tuple(np.asarray(a.to_host()) for a in self.device_arrays(args))
+        return tuple(view.map().asarray(view.shape, _dtype_of(view.element_type)) for view in self.views(args))
