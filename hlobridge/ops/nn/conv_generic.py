@@ -28,6 +28,7 @@ class _ConvView:
 
     def __init__(self, ctx):
         self.ctx, self.node, self.name, self.op = ctx, ctx.node, ctx.name, "Conv"
+        self.target = ctx.target  # (conv.py lowers per target)
         x = ctx.inputs[0]
         self.batch_dims = int(ctx.attr("batch_dims", 1))
         if x.shape is None or ctx.inputs[1].shape is None:
