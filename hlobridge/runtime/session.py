@@ -21,7 +21,6 @@ reference kernel.
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
 from dataclasses import replace
 
 import numpy as np
@@ -149,15 +148,23 @@ class Session:
         `options=RunOptions(trace=True, trace_path=...)` records a timeline (debug/timeline.py);
         `RunOptions(profile=True)` also times each IREE dispatch (debug/profile.py)."""
         structure, feeds, plan = self._plan_for(fetches, feed_dict)
-        first, plan.ran = not plan.ran, True
-        with progress.activity("Session.run, first run") if first else nullcontext():
-            if first:  # where its clusters compile
+        if plan.ran:  # the warm path: no context managers around the step
+            values = self._step(plan, feeds, options, run_metadata)
+        else:
+            plan.ran = True
+            with progress.activity("Session.run, first run"):  # where its clusters compile
                 launches = [u for u in plan.units if isinstance(u, ClusterLaunch)]
                 progress.expect(len(launches))
                 compile_ahead(launches, {**plan.constants, **feeds})
-            with self._parallel.step(plan, self.variables) if self._parallel else nullcontext():
-                values = self._execute(plan, feeds, options, run_metadata)
+                values = self._step(plan, feeds, options, run_metadata)
         return _rebuild(structure, [None if ref is None else values[ref] for ref in plan.fetch_refs])
+
+    def _step(self, plan: Plan, feeds: dict, options, run_metadata) -> dict:
+        """One execution of the plan; under data parallelism, inside this rank's collective step."""
+        if self._parallel is None:
+            return self._execute(plan, feeds, options, run_metadata)
+        with self._parallel.step(plan, self.variables):
+            return self._execute(plan, feeds, options, run_metadata)
 
     def _execute(self, plan: Plan, feeds: dict, options, run_metadata) -> dict:
         if options is not None and (options.trace or options.profile):
