@@ -39,7 +39,10 @@ class Backend(Protocol):
 
     def version(self) -> str: ...
 
-    def compile(self, source: str | bytes, options: CompileOptions, dump=None, stats: dict | None = None) -> bytes: ...
+    def compile(self, source: str | bytes, options: CompileOptions, dump=None, stats: dict | None = None,
+                kernels: dict | None = None) -> bytes:
+        """The artifact; `stats` and `kernels` (what each CUDA dispatch became, for the GPU report)
+        receive what the backend can tell of its compile."""
 
     def load(self, artifact: bytes, device: str): ...
 
@@ -56,9 +59,9 @@ class IreeBackend:
     def version(self) -> str:
         return _version("iree-base-compiler")
 
-    def compile(self, source, options, dump=None, stats=None) -> bytes:
+    def compile(self, source, options, dump=None, stats=None, kernels=None) -> bytes:
         from .iree import compile_mlir
-        return compile_mlir(source, options, dump, stats=stats)
+        return compile_mlir(source, options, dump, stats=stats, kernels=kernels)
 
     def load(self, artifact: bytes, device: str):
         from ..runtime.module import LoadedModule

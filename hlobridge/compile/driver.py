@@ -228,10 +228,7 @@ def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names:
     stage = f"{backend.name}-compile"  # "iree-compile", as the tool is named
     progress.report(stage, options.target)
     start = time.perf_counter()
-    if kernels is not None and backend.name == "iree":  # the GPU report reads IREE's CUDA kernels
-        vmfb = compile_mlir(text, options, dump, stats=stats, kernels=kernels)
-    else:
-        vmfb = backend.compile(text, options, dump, stats=stats)
+    vmfb = backend.compile(text, options, dump, stats=stats, kernels=kernels)
     log.info("%s (%s): %.1f s, %d bytes", stage, options.target, time.perf_counter() - start, len(vmfb))
     return CompiledModel(vmfb, lowered, options, text, stats=stats)
 

@@ -68,7 +68,8 @@ class XlaBackend:
     def version(self) -> str:
         return f"jaxlib {_jaxlib_version()} stablehlo {target_version()}"
 
-    def compile(self, source, options: CompileOptions, dump=None, stats=None) -> bytes:
+    def compile(self, source, options: CompileOptions, dump=None, stats=None, kernels=None) -> bytes:
+        """The portable artifact (XLA compiles it at load: no stats, no kernels to report)."""
         if options.matmul_precision not in ("highest", "tf32"):
             raise CompileError(f"matmul_precision must be highest or tf32, got '{options.matmul_precision}'")
         exact = options.matmul_precision == "highest"
