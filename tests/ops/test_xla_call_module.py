@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import hlobridge
+from hlobridge.compile.cache import clear_memory_cache
 from hlobridge.errors import HlobridgeError, JitFallbackWarning
 from hlobridge.frontend.graph_builder import GraphBuilder, Shape
 from hlobridge.frontend.load import load_graph
@@ -23,6 +24,13 @@ from tests.conftest import TESTS
 COVERED_OPS = ("XlaCallModule",)
 CONFORMANCE = TESTS / "conformance"
 F32 = np.float32
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memory_cache():
+    """The tests below count what compiled; a binary another test of this worker built would
+    come back from the process's memory cache instead ("memory" where they expect "compiled")."""
+    clear_memory_cache()
 
 
 def _call_node(case: str):
