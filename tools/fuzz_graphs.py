@@ -275,8 +275,23 @@ class Worker:
 TIMEOUTS = {"compile": 1.0, "explain": 1.0, "session_off": 2.0, "compile_vmfb": 4.0, "session_auto": 4.0}
 
 
-def run_threads(drain, pool: list, tmp: Path) -> None:
-    """drain(k) on one thread per worker of `pool`; then the workers stopped and `tmp` removed."""
+def run_cases(indices, pool: list, tmp: Path, run_case, record) -> None:
+    """The cases `indices`, one thread per worker of `pool`: each thread takes the next index,
+    runs `run_case(k, index)` on its worker k and hands the result to `record(index, result)`,
+    one record at a time (the tallies need no locks of their own); then the workers stopped
+    and `tmp` removed."""
+    todo, lock = iter(indices), threading.Lock()
+
+    def drain(k: int):
+        while True:
+            with lock:
+                index = next(todo, None)
+            if index is None:
+                return
+            result = run_case(k, index)
+            with lock:
+                record(index, result)
+
     try:
         threads = [threading.Thread(target=drain, args=(k,)) for k in range(len(pool))]
         for t in threads:
@@ -335,40 +350,30 @@ def fuzz(seed: int, count: int, *, start: int = 0, workers: int = 1, memory_mb: 
             results.append((m, tool, job, worker.run(job, timeout * TIMEOUTS[tool])))
         return results
 
-    todo = iter(range(start, start + count))
-    lock = threading.Lock()
-
-    def drain(k: int):
+    def record(index: int, results: list):
         nonlocal done
-        while True:
-            with lock:
-                index = next(todo, None)
-            if index is None:
-                return
-            results = one(k, index)
-            with lock:
-                worst = "ok"
-                for m, tool, job, r in results:
-                    per_tool[tool][r["outcome"]] += 1
-                    if r.get("fallback"):  # JitFallbackWarning: not a defect, a finding (issue 33)
-                        per_tool[tool]["jit_fallback"] += 1
-                        fallbacks.append({"id": m.id, "tool": tool, "mutation": m.describe(), "message": r["fallback"]})
-                    if r["outcome"] in DEFECTS:
-                        worst = r["outcome"]
-                        rec = {"id": m.id, "index": m.index, "tool": tool, "mutation": m.describe(), **r,
-                               "signature": signature(tool, r)}
-                        if out is not None:
-                            rec["saved"] = str(save_mutant(m, tool, job, r, out / "defects"))
-                        defects.append(rec)
-                    elif r["outcome"] == "error":
-                        worst = "error" if worst == "ok" else worst
-                        errors[_error_kind(r["message"])] += 1
-                counts[worst] += 1
-                done += 1
-                if progress:
-                    progress(done, counts)
+        worst = "ok"
+        for m, tool, job, r in results:
+            per_tool[tool][r["outcome"]] += 1
+            if r.get("fallback"):  # JitFallbackWarning: not a defect, a finding (issue 33)
+                per_tool[tool]["jit_fallback"] += 1
+                fallbacks.append({"id": m.id, "tool": tool, "mutation": m.describe(), "message": r["fallback"]})
+            if r["outcome"] in DEFECTS:
+                worst = r["outcome"]
+                rec = {"id": m.id, "index": m.index, "tool": tool, "mutation": m.describe(), **r,
+                       "signature": signature(tool, r)}
+                if out is not None:
+                    rec["saved"] = str(save_mutant(m, tool, job, r, out / "defects"))
+                defects.append(rec)
+            elif r["outcome"] == "error":
+                worst = "error" if worst == "ok" else worst
+                errors[_error_kind(r["message"])] += 1
+        counts[worst] += 1
+        done += 1
+        if progress:
+            progress(done, counts)
 
-    run_threads(drain, pool, tmp)
+    run_cases(range(start, start + count), pool, tmp, one, record)
     defects.sort(key=lambda d: (d["index"], d["tool"]))
     classes = collections.Counter(d["signature"] for d in defects)
     summary = {"seed": seed, "start": start, "count": count, "mutants": dict(counts),

@@ -35,12 +35,11 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from fuzz_file_mutators import DATA, make_cli_case, make_file_mutant
-from fuzz_graphs import DEFECTS, Worker, _error_kind, _tail, _where, run_threads, signature, worker_limits
+from fuzz_graphs import DEFECTS, Worker, _error_kind, _tail, _where, run_cases, signature, worker_limits
 
 TIMEOUTS = {"load": 30.0, "session": 30.0, "compile": 30.0, "read_checkpoint": 10.0, "restore": 30.0, "cli": 60.0}
 
@@ -230,39 +229,38 @@ def fuzz(kind: str, seed: int, count: int, *, start: int = 0, workers: int = 1, 
     pool = [Worker(memory_mb, str(tmp / "cache"), script=__file__) for _ in range(workers)]
     counts, per_target = collections.Counter(), collections.defaultdict(collections.Counter)
     defects, errors, keys, done = [], collections.Counter(), {}, 0
-    todo, lock = iter(range(start, start + count)), threading.Lock()
 
-    def drain(k: int):
+    def run_case(k: int, index: int):
+        """(description, [(job, result)]) of case `index` on worker k; or the mutator's own error."""
+        try:
+            describe, jobs = _jobs(kind, seed, index, tmp / f"w{k}" / "m", keys)
+        except Exception as e:  # noqa: BLE001  (a mutator's own bug: counted, the run goes on)
+            return e
+        return describe, [(job, pool[k].run(job, TIMEOUTS[job["target"]] * timeout_scale)) for job in jobs]
+
+    def record(index: int, case):
         nonlocal done
-        while True:
-            with lock:
-                index = next(todo, None)
-                if index is None:
-                    return
-                try:
-                    describe, jobs = _jobs(kind, seed, index, tmp / f"w{k}" / "m", keys)
-                except Exception as e:  # noqa: BLE001  (a mutator's own bug: counted, the run goes on)
-                    counts["mutator_failed"] += 1
-                    print(f"mutant {index}: the mutator failed: {type(e).__name__}: {e}", file=sys.stderr)
-                    done += 1
-                    continue
-            results = [(job, pool[k].run(job, TIMEOUTS[job["target"]] * timeout_scale)) for job in jobs]
-            with lock:
-                for job, r in results:
-                    per_target[job["target"] if kind == "files" else job["tool"]][r["outcome"]] += 1
-                    counts[r["outcome"]] += 1
-                    if r["outcome"] in DEFECTS:
-                        rec = {"id": job["id"], "index": index, "tool": job["target"], "mutation": describe, **r,
-                               "signature": signature(job["target"], r)}
-                        if out is not None:
-                            rec["saved"] = str(_save(job, r, out / "defects"))
-                        defects.append(rec)
-                    elif r["outcome"] == "error":
-                        errors[_error_kind(r["message"])] += 1
-                done += 1
-                if progress:
-                    progress(done, counts)
-    run_threads(drain, pool, tmp)
+        done += 1
+        if isinstance(case, Exception):
+            counts["mutator_failed"] += 1
+            print(f"mutant {index}: the mutator failed: {type(case).__name__}: {case}", file=sys.stderr)
+            return
+        describe, results = case
+        for job, r in results:
+            per_target[job["target"] if kind == "files" else job["tool"]][r["outcome"]] += 1
+            counts[r["outcome"]] += 1
+            if r["outcome"] in DEFECTS:
+                rec = {"id": job["id"], "index": index, "tool": job["target"], "mutation": describe, **r,
+                       "signature": signature(job["target"], r)}
+                if out is not None:
+                    rec["saved"] = str(_save(job, r, out / "defects"))
+                defects.append(rec)
+            elif r["outcome"] == "error":
+                errors[_error_kind(r["message"])] += 1
+        if progress:
+            progress(done, counts)
+
+    run_cases(range(start, start + count), pool, tmp, run_case, record)
     defects.sort(key=lambda d: (d["index"], d["tool"]))
     summary = {"kind": kind, "seed": seed, "start": start, "count": count, "outcomes": dict(counts),
                "targets": {t: dict(c) for t, c in sorted(per_target.items())},
