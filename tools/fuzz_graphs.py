@@ -304,6 +304,15 @@ def run_cases(indices, pool: list, tmp: Path, run_case, record) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def progress_line(total: int, t0: float):
+    """A fuzz run's progress callback: one stderr line every 100 cases and at the end."""
+    def progress(done: int, counts) -> None:
+        if done % 100 == 0 or done == total:
+            print(f"[{time.time() - t0:6.0f} s] {done}/{total} " +
+                  ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), file=sys.stderr, flush=True)
+    return progress
+
+
 def save_mutant(m: Mutant, tool: str, job: dict, result: dict, out: Path) -> Path:
     d = out / f"{m.id}_{tool}"
     d.mkdir(parents=True, exist_ok=True)
@@ -467,12 +476,7 @@ def main(argv=None) -> int:
         print(keep(Path(args.keep[0]), args.keep[1], args.keep[2], args.open))
         return 0
     t0 = time.time()
-
-    def progress(done, counts):
-        if done % 100 == 0 or done == args.count:
-            print(f"[{time.time() - t0:6.0f} s] {done}/{args.count} " +
-                  ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), file=sys.stderr, flush=True)
-
+    progress = progress_line(args.count, t0)
     s = fuzz(args.seed, args.count, start=args.start, workers=args.workers, memory_mb=args.memory_mb,
              timeout=args.timeout, out=args.out, corpus=load_corpus(args.max_graph_bytes),
              session_rate=args.session_rate, tools=set(args.tools.split(",")) if args.tools else None,

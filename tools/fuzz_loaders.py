@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 from fuzz_file_mutators import DATA, make_cli_case, make_file_mutant
-from fuzz_graphs import DEFECTS, Worker, _error_kind, _tail, _where, run_cases, signature, worker_limits
+from fuzz_graphs import DEFECTS, Worker, _error_kind, _tail, _where, progress_line, run_cases, signature, worker_limits
 
 TIMEOUTS = {"load": 30.0, "session": 30.0, "compile": 30.0, "read_checkpoint": 10.0, "restore": 30.0, "cli": 60.0}
 
@@ -322,11 +322,7 @@ def main(argv=None) -> int:
         print(json.dumps(replay(args.replay, args.memory_mb), indent=1))
         return 0
     t0 = time.time()
-
-    def progress(done, counts):
-        if done % 100 == 0 or done == args.count:
-            print(f"[{time.time() - t0:6.0f} s] {done}/{args.count} " +
-                  ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), file=sys.stderr, flush=True)
+    progress = progress_line(args.count, t0)
     s = fuzz(args.kind, args.seed, args.count, start=args.start, workers=args.workers, memory_mb=args.memory_mb,
              timeout_scale=args.timeout_scale, out=args.out, progress=progress)
     print(format_summary(s))
