@@ -231,3 +231,24 @@ def _index_const(v: int):
     index = ir.IndexType.get()
     return ir.Operation.create("arith.constant", results=[index],
                                attributes={"value": ir.IntegerAttr.get(index, v)}).result
+
+
+def slice(x, start: Sequence[int], limit: Sequence, strides: Sequence[int]):
+    """stablehlo.real_dynamic_slice of [start, limit) with `strides`, where a None limit is the
+    whole of x's `?` dimension there (start 0, stride 1): a window of a `?`-batch tensor."""
+    src = _shape(x)
+    i32 = ir.IntegerType.get_signless(32)
+    dims = []
+    for j, (lo, hi, st) in enumerate(zip(start, limit, strides)):
+        if hi is None:
+            if lo != 0 or st != 1 or src[j] is not None:
+                raise DynamicDimError(f"a slice of {_text(src)} from {lo} by {st} along a `?` dimension")
+            dims.append(None)
+        else:
+            dims.append(max(0, -(-(hi - lo) // st)))
+    runtime_limit = runtime_dims(list(limit), {j: dim_size(x, j) for j, hi in enumerate(limit) if hi is None})
+    ints = lambda v: shape_tensor(v) if len(v) > 1 else shape_tensor(v)  # noqa: E731
+    del i32
+    return ir.Operation.create(
+        "stablehlo.real_dynamic_slice", results=[ranked_type(dims, ir.RankedTensorType(x.type).element_type)],
+        operands=[x, ints(list(start)), ints(runtime_limit), ints(list(strides))]).result

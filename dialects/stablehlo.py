@@ -333,7 +333,7 @@ def pad(x: Value, value: Value, low: Sequence[int], high: Sequence[int],
     if is_complex(x):
         return complex_(*(pad(part(x), part(value), low, high, interior) for part in (real, imag)))
     interior = list(interior) if interior is not None else [0] * len(low)
-    shape = [d + lo + hi + max(d - 1, 0) * it
+    shape = [None if d is None and lo == hi == it == 0 else d + lo + hi + max(d - 1, 0) * it
              for d, lo, hi, it in zip(shape_of(x), low, high, interior)]
     return _one("stablehlo.pad", [x, value], [dynamic_shapes.ranked_type(shape, element_type_of(x))],
                 {"edge_padding_low": i64_array(low), "edge_padding_high": i64_array(high),
@@ -449,6 +449,9 @@ def reduce_window(x: Value, init: Value, window: Sequence[int], strides: Sequenc
     wd = list(window_dilations or [1] * len(shape))
     out, padding, keep = [], [tuple(p) for p in padding], list(shape)
     for i, (d, w, s, (lo, hi), b, dil) in enumerate(zip(shape, window, strides, padding, bd, wd)):
+        if d is None and w == s == 1 and lo == hi == 0 and b == dil == 1:  # a `?` batch, untouched
+            out.append(None)
+            continue
         padded = (d - 1) * b + 1 + lo + hi
         eff = (w - 1) * dil + 1
         out.append(0 if padded < eff else (padded - eff) // s + 1)
