@@ -152,11 +152,12 @@ def broadcast_in_dim(x, shape: Sequence, dims: Sequence[int]):
                     "known_nonexpanding_dimensions": _i64_array(nonexpanding)}).result
 
 
-def iota(shape: Sequence, element_type: ir.Type, dim: int):
-    """stablehlo.dynamic_iota of `shape` (None for `?`), counting along `dim`."""
+def iota(shape: Sequence, element_type: ir.Type, dim: int, known: dict | None = None):
+    """stablehlo.dynamic_iota of `shape` (None for `?`), counting along `dim`; `known` as in
+    runtime_dims (position -> a tensor<i32> size)."""
     rtype = ranked_type(shape, element_type)
     return ir.Operation.create(
-        "stablehlo.dynamic_iota", results=[rtype], operands=[shape_tensor(runtime_dims(shape))],
+        "stablehlo.dynamic_iota", results=[rtype], operands=[shape_tensor(runtime_dims(shape, known))],
         attributes={"iota_dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)}).result
 
 
@@ -191,11 +192,12 @@ def _prod(dims) -> int:
     return out
 
 
-def reshape(x, shape: Sequence):
+def reshape(x, shape: Sequence, sizes=None):
     """A reshape with `?` dimensions as tensor.collapse_shape or tensor.expand_shape (IREE 3.13
     legalises neither form of stablehlo.dynamic_reshape: iree-notes). Only reshapes that merge
     or split neighbouring dimensions, with at most one `?` in each split group, can be
-    written so; others raise DynamicDimError."""
+    written so; others raise DynamicDimError. `sizes`, a 1-D integer tensor Value (the shape a
+    Reshape computed at run time), sizes the result's `?`s, where a group splits into several."""
     src, dst = _shape(x), list(shape)
     et = ir.RankedTensorType(x.type).element_type
     rtype = ranked_type(dst, et)
@@ -203,19 +205,22 @@ def reshape(x, shape: Sequence):
         [ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i) for i in g]) for g in groups])
     if len(src) >= len(dst):
         groups = _groups(src, dst)
+        if groups is not None and any(sum(src[k] is None for k in g) > 1 for g in groups):
+            return _flow_collapse(x, src, dst, groups, rtype)
         if groups is not None:
             return ir.Operation.create("tensor.collapse_shape", results=[rtype], operands=[x],
                                        attributes={"reassociation": reassoc(groups)}).result
     else:
         groups = _groups(dst, src)
-        if groups is not None and all(sum(dst[k] is None for k in g) <= 1 for g in groups):
-            sizes = []
+        if groups is not None and (sizes is not None or all(sum(dst[k] is None for k in g) <= 1 for g in groups)):
+            given, sizes = sizes, []
             index = ir.IndexType.get()
             for i, g in enumerate(groups):
                 for k in g:
-                    if dst[k] is None:
-                        c = _index_const(i)
-                        whole = ir.Operation.create("tensor.dim", results=[index], operands=[x, c]).result
+                    if dst[k] is None and given is not None:
+                        sizes.append(_entry(given, k))
+                    elif dst[k] is None:
+                        whole = _index_dim(x, i)
                         rest = _prod([dst[m] for m in g if m != k])
                         sizes.append(whole if rest == 1 else ir.Operation.create(
                             "arith.divui", results=[index], operands=[whole, _index_const(rest)]).result)
@@ -225,6 +230,31 @@ def reshape(x, shape: Sequence):
                                                    "static_output_shape": static}).result
     raise DynamicDimError(f"a reshape of {_text(src)} to {_text(dst)} is not a merge or split of "
                           f"neighbouring dimensions")
+
+
+def _flow_collapse(x, src, dst, groups, rtype):
+    """A merge of several `?` dimensions ([b, s, 16] to [b*s, 16]) as IREE's flow.tensor.reshape:
+    IREE 3.13 turns such a tensor.collapse_shape into a stablehlo.dynamic_reshape it cannot
+    legalise; its own reshape op it takes (an IREE-only form, as dynamic shapes are)."""
+    index = ir.IndexType.get()
+    out_dims = []
+    for j, g in enumerate(groups):
+        if dst[j] is not None:
+            continue
+        total = _index_const(_prod([src[k] for k in g if src[k] is not None]))
+        for k in g:
+            if src[k] is None:
+                total = ir.Operation.create("arith.muli", results=[index], operands=[total, _index_dim(x, k)]).result
+        out_dims.append(total)
+    return flow_reshape(x, dst, out_dims)
+
+
+def _entry(vector, k: int):
+    """Entry k of a 1-D integer tensor Value, as an index."""
+    index = ir.IndexType.get()
+    element = ir.RankedTensorType(vector.type).element_type
+    v = ir.Operation.create("tensor.extract", results=[element], operands=[vector, _index_const(k)]).result
+    return ir.Operation.create("arith.index_cast", results=[index], operands=[v]).result
 
 
 def _index_const(v: int):
@@ -252,3 +282,41 @@ def slice(x, start: Sequence[int], limit: Sequence, strides: Sequence[int]):
     return ir.Operation.create(
         "stablehlo.real_dynamic_slice", results=[ranked_type(dims, ir.RankedTensorType(x.type).element_type)],
         operands=[x, ints(list(start)), ints(runtime_limit), ints(list(strides))]).result
+
+
+def _index_dim(x, i: int):
+    return ir.Operation.create("tensor.dim", results=[ir.IndexType.get()], operands=[x, _index_const(i)]).result
+
+
+def flow_reshape(x, shape: Sequence, sizes: Sequence):
+    """x reshaped to `shape` by IREE's flow.tensor.reshape, the result's `?`s sized by `sizes`
+    (index Values, in order): any reshape whose sizes are known at run time."""
+    src = _shape(x)
+    dims = [_index_dim(x, i) for i, d in enumerate(src) if d is None]
+    segments = ir.DenseI32ArrayAttr.get([1, len(dims), len(sizes)])
+    return ir.Operation.create("flow.tensor.reshape", results=[ranked_type(shape, ir.RankedTensorType(x.type).element_type)],
+                               operands=[x, *dims, *sizes], attributes={"operandSegmentSizes": segments}).result
+
+
+def flattened_dot(lhs, rhs, out_shape: Sequence, dot, lhs_contract, rhs_contract):
+    """A dot_general without batch dims whose lhs has several `?` free dims ([b, s, 16] x
+    [16, 2, 8]), as one 2-D matmul between flow reshapes, or None where it is not of that form:
+    IREE 3.13 lowers the 3-D form through a stablehlo.dynamic_reshape it cannot legalise.
+    `dot(lhs, rhs, out_shape, lhs_contract, rhs_contract)` builds the 2-D dot_general."""
+    ls, rs = _shape(lhs), _shape(rhs)
+    k = len(lhs_contract)
+    if (sum(d is None for d in ls) < 2 or list(lhs_contract) != list(range(len(ls) - k, len(ls)))
+            or list(rhs_contract) != list(range(k)) or None in rs or None in ls[len(ls) - k:]):
+        return None
+    index = ir.IndexType.get()
+    free = [i for i in range(len(ls) - k)]
+    rows = _index_const(_prod([ls[i] for i in free if ls[i] is not None]))
+    for i in free:
+        if ls[i] is None:
+            rows = ir.Operation.create("arith.muli", results=[index], operands=[rows, _index_dim(lhs, i)]).result
+    depth, cols = _prod(ls[len(ls) - k:]), _prod(rs[k:])
+    l2 = flow_reshape(lhs, [None, depth], [rows])
+    r2 = ir.Operation.create("stablehlo.reshape", results=[ranked_type([depth, cols], ir.RankedTensorType(rhs.type).element_type)],
+                             operands=[rhs]).result
+    flat = dot(l2, r2, [None, cols], [1], [0])
+    return flow_reshape(flat, out_shape, [_index_dim(lhs, i) for i in free if ls[i] is None])

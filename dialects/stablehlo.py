@@ -364,6 +364,12 @@ def dot_general(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *,
     result shape and dtype, and `precision` applies to both operands (default DEFAULT)."""
     if 0 in [shape_of(lhs)[d] for d in lhs_contract] and 0 not in out_shape:
         return splat(0, out_shape, dtype)  # an empty sum; iree-compile 3.13 crashes (SIGFPE) on it
+    if not lhs_batch and dynamic_shapes.is_dynamic(shape_of(lhs)):  # several `?` free dims: 2-D
+        flat = dynamic_shapes.flattened_dot(lhs, rhs, out_shape, lambda a, b, s, lc, rc: dot_general(
+            a, b, s, dtype, lhs_contract=lc, rhs_contract=rc, precision=precision), lhs_contract, rhs_contract)
+        if flat is not None:
+            return flat
+
     def dims(name, values):
         return f"{name} = [{', '.join(str(int(v)) for v in values)}]"
     parts = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from hlobridge.dialects import stablehlo as hlo
+from hlobridge.dialects.dynamic_shapes import dim_sources
 
 _BINARY = {np.add: "add", np.subtract: "subtract", np.multiply: "multiply",
            np.true_divide: "divide", np.maximum: "maximum", np.minimum: "minimum", np.power: "power",
@@ -125,4 +126,5 @@ def broadcast_shapes(*shapes) -> tuple:
 def _broadcast(*values):
     """The values broadcast to their common shape, NumPy's way."""
     shape = broadcast_shapes(*(hlo.shape_of(v) for v in values))
-    return [hlo.broadcast_to(v, shape) for v in values]
+    with dim_sources(values):  # a `?` of the result is one of the values' own
+        return [hlo.broadcast_to(v, shape) for v in values]
