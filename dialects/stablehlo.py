@@ -308,6 +308,8 @@ def concatenate(values: Sequence[Value], dim: int) -> Value:
 def slice(x: Value, start: Sequence[int], limit: Sequence[int], strides: Sequence[int] | None = None) -> Value:
     """stablehlo.slice of [start, limit) with `strides` (default 1); the result shape is computed here."""
     strides = list(strides) if strides is not None else [1] * len(start)
+    if None in limit:  # the whole of a `?` dimension: real_dynamic_slice
+        return dynamic_shapes.slice(x, start, limit, strides)
     shape = [max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, strides)]
     return _one("stablehlo.slice", [x], [dynamic_shapes.ranked_type(shape, element_type_of(x))],
                 {"start_indices": i64_array(start), "limit_indices": i64_array(limit),
