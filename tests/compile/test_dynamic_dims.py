@@ -106,3 +106,20 @@ def test_shapes_computed_from_a_dynamic_batch():
         xv = RNG.standard_normal((n, 6)).astype(np.float32)
         want = 1.5 + np.arange(6) + np.arange(n)[:, None] * xv
         np.testing.assert_allclose(module.run({"x": xv})["y:0"], want, rtol=1e-6)
+
+
+def test_explain_says_which_cluster_takes_a_dynamic_batch(tmp_path, capsys):
+    from hlobridge.cli import explain as explain_cli
+    b = GraphBuilder()
+    x = b.placeholder("x", np.float32, (None, 4))
+    h = b.op("Tanh", [b.op("Exp", [x], name="e", T=np.float32)], name="t", T=np.float32)
+    h = b.op("Relu", [b.op("Mul", [h, h], name="m", T=np.float32)], name="r0", T=np.float32)
+    b.op("Reshape", [h, b.const("s", np.array([-1, 8], np.int32))], name="r", T=np.float32, Tshape=np.int32)
+    write_graphdef(b.graph_def, tmp_path / "bad.pbtxt")
+    assert explain_cli.main([str(tmp_path / "bad.pbtxt"), "--dynamic"]) == 0
+    out = capsys.readouterr().out
+    assert "dynamic:   dynamic_dim_unsupported: node 'r' (Reshape) cannot take a dynamic dimension" in out
+    write_graphdef(mlp_graph().graph_def, tmp_path / "good.pbtxt")
+    assert explain_cli.main([str(tmp_path / "good.pbtxt"), "--dynamic", "--json"]) == 0
+    clusters = json.loads(capsys.readouterr().out)["clusters"]
+    assert [c["dynamic"] for c in clusters] == [{"status": "dynamic", "inputs": ["x:0 float32[?,8]"]}]
