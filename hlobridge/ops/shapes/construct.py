@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from hlobridge.dialects import dynamic_shapes
 from hlobridge.dialects import stablehlo as hlo
+from hlobridge.dialects.dynamic_shapes import DynamicDimError
 
 from ... import dtypes
 from ...spec import TensorSpec
 from ..helpers import (as_out, broadcast_shapes, ints, normalize_axis, out_spec, reshape_to_out,
                        unknown_vector_dims, value_of)
 from ..registry import register
+from ..traced import Traced
+from ...analysis.symbolic_dims import shape_from
 from ..typesets import SIGNED_NUMBER
 
 
@@ -39,8 +43,17 @@ register("Tile", infer=_tile_infer, attrs=("T", "Tmultiples"), const_inputs=(1,)
          kernel=lambda ctx, x, m: np.tile(x, ints(m)))
 
 
+def _sized(x, shape, dims, vector):
+    """x broadcast to `shape`; `?`s sized by the run-time shape `vector` where it is a Value."""
+    if vector is None or None not in shape:
+        return hlo.broadcast_in_dim(x, shape, dims)
+    return dynamic_shapes.broadcast_in_dim(x, shape, dims, dynamic_shapes.vector_sizes(vector, shape))
+
+
 def _broadcast_to_infer(ctx):
     x, target = ctx.inputs[0], value_of(ctx, 1)
+    if target is None and ctx.inputs[1].partial is not None:  # a shape from tf.shape(x): ? entries
+        return [out_spec(ctx, shape_from(ctx.inputs[1]))]
     if target is None:
         return [out_spec(ctx, unknown_vector_dims(ctx, 1))]
     target = tuple(ints(target))
@@ -49,19 +62,27 @@ def _broadcast_to_infer(ctx):
     return [out_spec(ctx, target)]
 
 
-register("BroadcastTo", infer=_broadcast_to_infer, attrs=("T", "Tidx"), const_inputs=(1,),
-         lower=lambda ctx, x, _: hlo.broadcast_to(x, ctx.out().shape),
+def _broadcast_to_lower(ctx, x, shape=None):
+    out = ctx.out().shape
+    rank = len(hlo.shape_of(x))
+    return _sized(x, out, range(len(out) - rank, len(out)), shape) if hlo.shape_of(x) != list(out) else x
+
+
+register("BroadcastTo", infer=_broadcast_to_infer, attrs=("T", "Tidx"), const_inputs=(1,), dynamic_inputs=(1,),
+         lower=_broadcast_to_lower,
          kernel=lambda ctx, x, shape: np.broadcast_to(x, ints(shape)).copy())
 
 
 def _fill_infer(ctx):
     dims = value_of(ctx, 0)
     shape = unknown_vector_dims(ctx, 0) if dims is None else ints(dims)
+    if dims is None and ctx.inputs[0].partial is not None:  # tf.fill(tf.shape(x), v): ? entries
+        shape = shape_from(ctx.inputs[0])
     return [out_spec(ctx, shape, 1)]
 
 
-register("Fill", infer=_fill_infer, attrs=("T", "index_type"), const_inputs=(0,),
-         lower=lambda ctx, _, v: hlo.broadcast_in_dim(v, ctx.out().shape, []),
+register("Fill", infer=_fill_infer, attrs=("T", "index_type"), const_inputs=(0,), dynamic_inputs=(0,),
+         lower=lambda ctx, dims, v: _sized(v, ctx.out().shape, [], dims),
          kernel=lambda ctx, dims, v: np.full(ints(dims), v, ctx.out().dtype))
 
 
@@ -83,11 +104,26 @@ def _range_infer(ctx):
     return [TensorSpec(dtype, (size,))]
 
 
-def _range_lower(ctx, *_):
+def _range_lower(ctx, _start, limit, _delta):
     dtype, (n,) = ctx.out().dtype, ctx.out().shape
-    start, _, delta = (np.ravel(ctx.const(i))[0] for i in range(3))
+    start, delta = (np.ravel(ctx.const(i))[0] for i in (0, 2))
+    if n is None:  # a limit known at run time (tf.range(tf.shape(x)[1])): a dynamic_iota
+        return _runtime_range(limit, start, delta, dtype)
     steps = hlo.multiply(hlo.iota([n], dtype, 0), hlo.splat(delta, [n], dtype))
     return hlo.add(steps, hlo.splat(start, [n], dtype))
+
+
+def _runtime_range(limit, start, delta, dtype):
+    """start, start + delta, ... below a run-time integer `limit`, as dynamic_iota * delta + start."""
+    dtype = np.dtype(dtype)
+    if not dtypes.is_integer(dtype) or delta <= 0:
+        raise DynamicDimError("a Range with a run-time limit needs an integer type and a positive delta")
+    c = lambda v: hlo.constant(np.asarray(v, dtype))  # noqa: E731
+    span = hlo.binary("maximum", hlo.binary("subtract", hlo.reshape(limit, []), c(start)), c(0))
+    count = hlo.binary("divide", hlo.binary("add", span, c(delta - 1)), c(delta))
+    size = hlo.convert(count, np.int32)
+    steps = dynamic_shapes.iota([None], hlo.element_type(dtype), 0, {0: size})
+    return (Traced(steps, dtype) * dtype.type(delta) + dtype.type(start)).value
 
 
 def _range_kernel(ctx, start, limit, delta):
@@ -96,7 +132,7 @@ def _range_kernel(ctx, start, limit, delta):
     return np.arange(n).astype(dtype) * np.ravel(delta)[0].astype(dtype) + np.ravel(start)[0].astype(dtype)
 
 
-register("Range", infer=_range_infer, attrs=("Tidx",), const_inputs=(0, 1, 2),
+register("Range", infer=_range_infer, attrs=("Tidx",), const_inputs=(0, 1, 2), dynamic_inputs=(1,),
          dtypes=SIGNED_NUMBER, dtype_attrs=("Tidx",),
          lower=_range_lower, kernel=_range_kernel)
 
