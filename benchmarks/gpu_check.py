@@ -9,6 +9,7 @@ Prepare on this machine (TensorFlow is a development tool; the GPU machine has n
 
     .tfvenv/bin/python tools/make_bench_models.py --resnet50-train-graph 224
     .tfvenv/bin/python tools/make_bench_models.py --bert-base-train-graph
+    .tfvenv/bin/python tools/make_bench_models.py --keras-resnet50-graph 224   # weights: random at init
     python benchmarks/gpu_check.py --prepare        # CPU first-step results: bench-models/*/cpu_reference.json
     python benchmarks/gpu_check.py --precompile bench-models/iree-cuda-cache   # IREE's cuda modules
     # there: python3 benchmarks/gpu_check.py --cache-dir bench-models/iree-cuda-cache --json-out $OUT/gpu_check.json
@@ -94,8 +95,8 @@ def jobs(smoke: bool, models: Path) -> list[Job]:
         return out
     wanted = [("resnet50_train_224", 64, "train", "--resnet50-train-graph 224"),
               ("bert_base_train", 32, "train", "--bert-base-train-graph"),
-              ("keras_resnet50_224", 1, "inference", "(not written yet: a frozen ResNet50 is 100 MB)"),
-              ("keras_resnet50_224", 64, "inference", "(not written yet)")]
+              ("keras_resnet50_224", 1, "inference", "--keras-resnet50-graph 224"),
+              ("keras_resnet50_224", 64, "inference", "--keras-resnet50-graph 224")]
     out = []
     for name, batch, kind, command in wanted:
         folder = models / name
