@@ -18,6 +18,8 @@ from iree.compiler import ir
 
 from hlobridge import dtypes
 
+from . import dynamic_shapes
+
 Value = ir.Value
 
 
@@ -32,13 +34,15 @@ def element_type(dtype) -> ir.Type:
 
 
 def tensor_type(shape: Sequence[int], dtype) -> ir.RankedTensorType:
-    """The ranked tensor type of `shape` and `dtype`, e.g. tensor<4x3xf32>."""
-    return ir.RankedTensorType.get(list(shape), element_type(dtype))
+    """The ranked tensor type of `shape` and `dtype`, e.g. tensor<4x3xf32>; a None dimension
+    is dynamic (tensor<?x3xf32>)."""
+    return dynamic_shapes.ranked_type(shape, element_type(dtype))
 
 
 def shape_of(v: Value) -> list[int]:
-    """The static shape of a ranked tensor Value, as a list."""
-    return list(ir.RankedTensorType(v.type).shape)
+    """The shape of a ranked tensor Value, as a list (None for a dynamic dimension)."""
+    t = ir.RankedTensorType(v.type)
+    return [None if t.is_dynamic_dim(i) else d for i, d in enumerate(t.shape)]
 
 
 def element_type_of(v: Value) -> ir.Type:
@@ -149,19 +153,25 @@ def is_constant(v: Value) -> bool:
 
 
 def scalar_like(value, v: Value) -> Value:
-    """A constant of `value` with the shape and element type of `v`."""
+    """A constant of `value` with the shape and element type of `v` (a scalar broadcast to
+    v's shape where it has `?` dimensions)."""
     ttype = ir.RankedTensorType(v.type)
+    shape = shape_of(v)
+    if dynamic_shapes.is_dynamic(shape):
+        ttype = dynamic_shapes.ranked_type([], ttype.element_type)
     et = ttype.element_type
     if isinstance(et, ir.FloatType):
         attr = ir.FloatAttr.get(et, float(value))
     elif isinstance(et, ir.ComplexType):  # IntegerAttr.get of a complex type segfaults the process
         dtype = np.complex64 if str(et.element_type) == "f32" else np.complex128
-        return constant(np.full(list(ttype.shape), value, dtype))
+        c = constant(np.full(list(ttype.shape), value, dtype))
+        return broadcast_in_dim(c, shape, []) if dynamic_shapes.is_dynamic(shape) else c
     elif isinstance(et, ir.IntegerType):
         attr = ir.IntegerAttr.get(et, int(value))
     else:
         raise TypeError(f"no scalar constant of element type {et}")
-    return _one("stablehlo.constant", [], attrs={"value": ir.DenseElementsAttr.get_splat(ttype, attr)})
+    c = _one("stablehlo.constant", [], attrs={"value": ir.DenseElementsAttr.get_splat(ttype, attr)})
+    return broadcast_in_dim(c, shape, []) if dynamic_shapes.is_dynamic(shape) else c
 
 
 # -- elementwise --------------------------------------------------------------------------
@@ -253,13 +263,18 @@ def reshape(x: Value, shape: Sequence[int]) -> Value:
     """stablehlo.reshape to `shape`; x itself when it already has that shape."""
     if shape_of(x) == list(shape):
         return x
-    return _one("stablehlo.reshape", [x], [ir.RankedTensorType.get(list(shape), element_type_of(x))])
+    if dynamic_shapes.is_dynamic(shape) or dynamic_shapes.is_dynamic(shape_of(x)):
+        return dynamic_shapes.reshape(x, shape)
+    return _one("stablehlo.reshape", [x], [dynamic_shapes.ranked_type(list(shape), element_type_of(x))])
 
 
 def broadcast_in_dim(x: Value, shape: Sequence[int], dims: Sequence[int]) -> Value:
-    """stablehlo.broadcast_in_dim to `shape`, x's dimension i becoming result dimension dims[i]."""
+    """stablehlo.broadcast_in_dim to `shape`, x's dimension i becoming result dimension dims[i]
+    (dynamic_broadcast_in_dim where `shape` has a None: dynamic_shapes.py)."""
+    if dynamic_shapes.is_dynamic(shape):
+        return dynamic_shapes.broadcast_in_dim(x, shape, dims)
     return _one("stablehlo.broadcast_in_dim", [x],
-                [ir.RankedTensorType.get(list(shape), element_type_of(x))],
+                [dynamic_shapes.ranked_type(list(shape), element_type_of(x))],
                 {"broadcast_dimensions": i64_array(dims)})
 
 
@@ -286,15 +301,17 @@ def concatenate(values: Sequence[Value], dim: int) -> Value:
     shape = shape_of(values[0])
     shape[dim] = sum(shape_of(v)[dim] for v in values)
     return _one("stablehlo.concatenate", list(values),
-                [ir.RankedTensorType.get(shape, element_type_of(values[0]))],
+                [dynamic_shapes.ranked_type(shape, element_type_of(values[0]))],
                 {"dimension": _i64(dim)})
 
 
 def slice(x: Value, start: Sequence[int], limit: Sequence[int], strides: Sequence[int] | None = None) -> Value:
     """stablehlo.slice of [start, limit) with `strides` (default 1); the result shape is computed here."""
     strides = list(strides) if strides is not None else [1] * len(start)
+    if None in limit:  # the whole of a `?` dimension: real_dynamic_slice
+        return dynamic_shapes.slice(x, start, limit, strides)
     shape = [max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, strides)]
-    return _one("stablehlo.slice", [x], [ir.RankedTensorType.get(shape, element_type_of(x))],
+    return _one("stablehlo.slice", [x], [dynamic_shapes.ranked_type(shape, element_type_of(x))],
                 {"start_indices": i64_array(start), "limit_indices": i64_array(limit),
                  "strides": i64_array(strides)})
 
@@ -302,7 +319,7 @@ def slice(x: Value, start: Sequence[int], limit: Sequence[int], strides: Sequenc
 def dynamic_slice(x: Value, starts: Sequence[Value], sizes: Sequence[int]) -> Value:
     """starts: one scalar (0-d tensor) index Value per dimension."""
     return _one("stablehlo.dynamic_slice", [x, *starts],
-                [ir.RankedTensorType.get(list(sizes), element_type_of(x))],
+                [dynamic_shapes.ranked_type(list(sizes), element_type_of(x))],
                 {"slice_sizes": i64_array(sizes)})
 
 
@@ -318,9 +335,9 @@ def pad(x: Value, value: Value, low: Sequence[int], high: Sequence[int],
     if is_complex(x):
         return complex_(*(pad(part(x), part(value), low, high, interior) for part in (real, imag)))
     interior = list(interior) if interior is not None else [0] * len(low)
-    shape = [d + lo + hi + max(d - 1, 0) * it
+    shape = [None if d is None and lo == hi == it == 0 else d + lo + hi + max(d - 1, 0) * it
              for d, lo, hi, it in zip(shape_of(x), low, high, interior)]
-    return _one("stablehlo.pad", [x, value], [ir.RankedTensorType.get(shape, element_type_of(x))],
+    return _one("stablehlo.pad", [x, value], [dynamic_shapes.ranked_type(shape, element_type_of(x))],
                 {"edge_padding_low": i64_array(low), "edge_padding_high": i64_array(high),
                  "interior_padding": i64_array(interior)})
 
@@ -333,7 +350,10 @@ def reverse(x: Value, dims: Sequence[int]) -> Value:
 
 
 def iota(shape: Sequence[int], dtype, dim: int) -> Value:
-    """stablehlo.iota of `shape` and `dtype`, counting 0, 1, ... along `dim`."""
+    """stablehlo.iota of `shape` and `dtype`, counting 0, 1, ... along `dim` (dynamic_iota
+    where `shape` has a None)."""
+    if dynamic_shapes.is_dynamic(shape):
+        return dynamic_shapes.iota(shape, element_type(dtype), dim)
     return _one("stablehlo.iota", [], [tensor_type(shape, dtype)], {"iota_dimension": _i64(dim)})
 
 
@@ -346,6 +366,12 @@ def dot_general(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *,
     result shape and dtype, and `precision` applies to both operands (default DEFAULT)."""
     if 0 in [shape_of(lhs)[d] for d in lhs_contract] and 0 not in out_shape:
         return splat(0, out_shape, dtype)  # an empty sum; iree-compile 3.13 crashes (SIGFPE) on it
+    if not lhs_batch and dynamic_shapes.is_dynamic(shape_of(lhs)):  # several `?` free dims: 2-D
+        flat = dynamic_shapes.flattened_dot(lhs, rhs, out_shape, lambda a, b, s, lc, rc: dot_general(
+            a, b, s, dtype, lhs_contract=lc, rhs_contract=rc, precision=precision), lhs_contract, rhs_contract)
+        if flat is not None:
+            return flat
+
     def dims(name, values):
         return f"{name} = [{', '.join(str(int(v)) for v in values)}]"
     parts = []
@@ -383,7 +409,7 @@ def convolution(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *, layo
 # -- reductions and windows -------------------------------------------------------------------
 
 def _scalar_body(region: ir.Region, et: ir.Type, n: int, body: Callable) -> None:
-    scalar = ir.RankedTensorType.get([], et)
+    scalar = dynamic_shapes.ranked_type([], et)
     block = region.blocks.append(*([scalar] * (2 * n)))
     with ir.InsertionPoint(block):
         results = body(*block.arguments)
@@ -398,7 +424,7 @@ def reduce(x: Value, init: Value, dims: Sequence[int], op: str = "add") -> Value
     """Reduce x over `dims` with stablehlo.<op> (add, maximum, minimum, multiply, and, or)."""
     shape = [d for i, d in enumerate(shape_of(x)) if i not in set(dims)]
     et = element_type_of(x)
-    red = _create("stablehlo.reduce", [x, init], [ir.RankedTensorType.get(shape, et)],
+    red = _create("stablehlo.reduce", [x, init], [dynamic_shapes.ranked_type(shape, et)],
                   {"dimensions": i64_array(sorted(dims))}, regions=1)
     _scalar_body(red.regions[0], et, 1, _body_for(op))
     return red.result
@@ -408,11 +434,11 @@ def reduce_multi(inputs: Sequence[Value], inits: Sequence[Value], dims: Sequence
                  body: Callable) -> list[Value]:
     """Variadic reduce (e.g. argmax over (value, index) pairs); body(acc..., x...) -> [Value]."""
     dimset = set(dims)
-    results = [ir.RankedTensorType.get([d for i, d in enumerate(shape_of(v)) if i not in dimset],
+    results = [dynamic_shapes.ranked_type([d for i, d in enumerate(shape_of(v)) if i not in dimset],
                                        element_type_of(v)) for v in inputs]
     red = _create("stablehlo.reduce", [*inputs, *inits], results,
                   {"dimensions": i64_array(sorted(dims))}, regions=1)
-    scalars = [ir.RankedTensorType.get([], element_type_of(v)) for v in inputs]
+    scalars = [dynamic_shapes.ranked_type([], element_type_of(v)) for v in inputs]
     block = red.regions[0].blocks.append(*(scalars + scalars))
     with ir.InsertionPoint(block):
         _create("stablehlo.return", body(*block.arguments), [])
@@ -431,6 +457,9 @@ def reduce_window(x: Value, init: Value, window: Sequence[int], strides: Sequenc
     wd = list(window_dilations or [1] * len(shape))
     out, padding, keep = [], [tuple(p) for p in padding], list(shape)
     for i, (d, w, s, (lo, hi), b, dil) in enumerate(zip(shape, window, strides, padding, bd, wd)):
+        if d is None and w == s == 1 and lo == hi == 0 and b == dil == 1:  # a `?` batch, untouched
+            out.append(None)
+            continue
         padded = (d - 1) * b + 1 + lo + hi
         eff = (w - 1) * dil + 1
         out.append(0 if padded < eff else (padded - eff) // s + 1)
@@ -452,7 +481,7 @@ def reduce_window(x: Value, init: Value, window: Sequence[int], strides: Sequenc
         attrs["base_dilations"] = i64_array(bd)
     if window_dilations:
         attrs["window_dilations"] = i64_array(wd)
-    rw = _create("stablehlo.reduce_window", [x, init], [ir.RankedTensorType.get(out, et)], attrs,
+    rw = _create("stablehlo.reduce_window", [x, init], [dynamic_shapes.ranked_type(out, et)], attrs,
                  regions=1)
     _scalar_body(rw.regions[0], et, 1, op if callable(op) else _body_for(op))
     return rw.result
@@ -468,7 +497,7 @@ def select_and_scatter(operand: Value, source: Value, init: Value, window: Seque
         "window_dimensions": i64_array(window), "window_strides": i64_array(strides),
         "padding": ir.DenseIntElementsAttr.get(np.asarray(padding, dtype=np.int64).reshape(-1, 2)),
     }, regions=2)
-    scalar = ir.RankedTensorType.get([], et)
+    scalar = dynamic_shapes.ranked_type([], et)
     sel = op.regions[0].blocks.append(scalar, scalar)
     with ir.InsertionPoint(sel):
         chosen = (select or (lambda a, b: compare("GE", a, b)))(sel.arguments[0], sel.arguments[1])
@@ -492,7 +521,7 @@ def gather(operand: Value, indices: Value, out_shape: Sequence[int], *, offset_d
                   f"start_indices_batching_dims = {lst(start_indices_batching_dims)}"]
     parts += [f"start_index_map = {lst(start_index_map)}", f"index_vector_dim = {int(index_vector_dim)}"]
     return _one("stablehlo.gather", [operand, indices],
-                [ir.RankedTensorType.get(list(out_shape), element_type_of(operand))], {
+                [dynamic_shapes.ranked_type(list(out_shape), element_type_of(operand))], {
                     "dimension_numbers": _attr(f"#stablehlo.gather<{', '.join(parts)}>"),
                     "slice_sizes": i64_array(slice_sizes)})
 
@@ -539,7 +568,7 @@ def sort(inputs: Sequence[Value], dim: int, comparator: Callable, is_stable: boo
                  {"dimension": _i64(dim), "is_stable": ir.BoolAttr.get(is_stable)}, regions=1)
     scalars = []
     for v in inputs:
-        scalars += [ir.RankedTensorType.get([], element_type_of(v))] * 2
+        scalars += [dynamic_shapes.ranked_type([], element_type_of(v))] * 2
     block = op.regions[0].blocks.append(*scalars)
     with ir.InsertionPoint(block):
         _create("stablehlo.return", [comparator(*block.arguments)], [])

@@ -24,6 +24,10 @@ class TensorSpec:
     value: np.ndarray | None = None
     # For resource tensors (variable handles): the variable's (dtype, shape).
     handle: tuple | None = None
+    # For an integer shape tensor with some entries unknown (Shape of a `?`-batch tensor and
+    # what is computed from it): its value as float64 with NaN for each unknown entry
+    # (analysis/symbolic_dims.py). None when nothing is known, or when `value` is set.
+    partial: np.ndarray | None = None
 
     @property
     def rank(self) -> int | None:

@@ -28,6 +28,7 @@ from ..limits import check_tensor_elements
 from ..ops.kinds import GRAPH_INPUTS
 from ..ops.signatures import check_node
 from ..spec import TensorSpec
+from .symbolic_dims import partial_outputs
 
 # Folding runs a NumPy kernel at compile time; keep it to small tensors.
 FOLD_ELEMENT_LIMIT = 1 << 16
@@ -70,16 +71,17 @@ def infer_node(graph: Graph, name: str, specs: dict, functions=None) -> list[Ten
     for i, spec in enumerate(outputs):
         if spec.shape is not None and all(d is not None for d in spec.shape):
             check_tensor_elements(math.prod(spec.shape), f"node '{name}' ({node.op}) output {i}")
-    if _foldable(entry, inputs, outputs):
-        ctx.outputs = outputs
-        try:
-            with np.errstate(all="ignore"), _naming(node, "constant folding"):  # what the kernel computes: inf, nan
-                values = registry.as_list(entry.kernel(ctx, *[s.value for s in inputs]))
-                # (a value that does not fit the inferred shape is the node's error, named)
-                outputs = [TensorSpec(o.dtype, o.shape, np.asarray(v, dtype=o.dtype).reshape(o.shape))
-                           for o, v in zip(outputs, values)]
-        except NotAvailable:  # a body that only an evaluator could run: left to run later
-            return outputs
+    if not _foldable(entry, inputs, outputs):  # shape arithmetic on a `?` dim: partly known
+        return partial_outputs(entry, ctx, inputs, outputs)
+    ctx.outputs = outputs
+    try:
+        with np.errstate(all="ignore"), _naming(node, "constant folding"):  # what the kernel computes: inf, nan
+            values = registry.as_list(entry.kernel(ctx, *[s.value for s in inputs]))
+            # (a value that does not fit the inferred shape is the node's error, named)
+            outputs = [TensorSpec(o.dtype, o.shape, np.asarray(v, dtype=o.dtype).reshape(o.shape))
+                       for o, v in zip(outputs, values)]
+    except NotAvailable:  # a body that only an evaluator could run: left to run later
+        return outputs
     return outputs
 
 

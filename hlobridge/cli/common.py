@@ -23,7 +23,8 @@ def add_io_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--outputs", default=None,
                         help="comma-separated output tensors (default: every sink that is not a NoOp)")
     parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=DIMS",
-                        help="fix an input's shape, e.g. images:0=4,32,32,3 (repeatable)")
+                        help="fix an input's shape, e.g. images:0=4,32,32,3, or ?,32,32,3 for a dynamic "
+                             "batch (repeatable; unknown dimensions are dynamic by default)")
 
 
 def input_shapes(items) -> dict:
@@ -35,9 +36,10 @@ def input_shapes(items) -> dict:
             raise HlobridgeError(f"--input-shape expects NAME=DIMS (e.g. x:0=4,3), got '{item}'")
         shapes[name] = parse_shape(dims)
         where = f"--input-shape {item}"
-        for d in shapes[name]:  # one huge dimension times a 0 is still no type MLIR can build
+        known = [d for d in shapes[name] if d is not None]  # '?': dynamic, sized at run time
+        for d in known:  # one huge dimension times a 0 is still no type MLIR can build
             limits.check_tensor_elements(d, where)
-        limits.check_tensor_elements(math.prod(shapes[name]), where)
+        limits.check_tensor_elements(math.prod(known), where)
     return shapes
 
 

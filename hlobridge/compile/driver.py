@@ -75,15 +75,16 @@ class CompiledModel:
 
 
 def parse_shape(text: str) -> tuple:
-    """'4,32,32,3' -> (4, 32, 32, 3); '' or 'scalar' -> ()."""
+    """'4,32,32,3' -> (4, 32, 32, 3); '?,224,224,3' -> (None, 224, 224, 3) (a dynamic
+    dimension); '' or 'scalar' -> ()."""
     text = text.strip()
     if text in ("", "scalar", "()"):
         return ()
     try:
-        dims = tuple(int(d) for d in text.replace("x", ",").split(","))
+        dims = tuple(None if d.strip() == "?" else int(d) for d in text.replace("x", ",").split(","))
     except ValueError:
-        raise HlobridgeError(f"bad shape '{text}': expected comma-separated integers") from None
-    negative = [d for d in dims if d < 0]
+        raise HlobridgeError(f"bad shape '{text}': expected comma-separated integers or ?") from None
+    negative = [d for d in dims if d is not None and d < 0]
     if negative:  # MLIR's tensor type would reject it deep inside ("invalid tensor dimension size")
         raise HlobridgeError(f"bad shape '{text}': dimension {negative[0]} is negative; give every "
                              f"dimension's size")
@@ -169,7 +170,7 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names: d
     progress.report("lowering", f"{len(needed)} ops")
     with lowering_for(backend):
         lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions, target=target,
-                                     keep_f32=pipeline.reduces_precision(stages))
+                                     keep_f32=pipeline.reduces_precision(stages), dynamic=True)
     if names:
         lowered.rename({str(graph.tensor(k)): v for k, v in names.items()})
     with lowered.context:

@@ -20,6 +20,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import func
 
 from hlobridge.dialects import stablehlo as hlo
+from hlobridge.dialects.dynamic_shapes import DynamicDimError, dim_sources, is_ranked
 
 from .. import dtypes
 from ..errors import HlobridgeError, LoweringError, UnsupportedOpsError
@@ -242,6 +243,8 @@ class _FunctionBuilder:
             self._lower_node(name, node)
         except HlobridgeError:
             raise
+        except DynamicDimError as e:
+            raise LoweringError(dynamic_dim_message(self.graph, name, self.specs, e)) from None
         except Exception as e:  # noqa: BLE001  (TypeError, ValueError, MLIRError, IndexError, ...)
             raise LoweringError(f"node '{name}' ({node.op}): lowering failed: {e or type(e).__name__}") from e
 
@@ -263,7 +266,8 @@ class _FunctionBuilder:
             operands = [self.operand(entry, i, r) for i, r in enumerate(node.inputs)]
             block = ir.InsertionPoint.current.block if self.keep_f32 and node.op in KERAS_F32_OPS else None
             before = {o.operation for o in block.operations} if block is not None else None
-            results = registry.as_list(entry.lower(ctx, *operands))
+            with dim_sources(operands):  # where a `?` of a result can be sized (dynamic_shapes.py)
+                results = registry.as_list(entry.lower(ctx, *operands))
             if block is not None:
                 _mark(o.operation for o in block.operations if o.operation not in before)
         for i, (v, spec) in enumerate(zip(results, out_specs)):
@@ -273,10 +277,30 @@ class _FunctionBuilder:
                 self.values[TensorRef(name, i)] = v
                 continue
             want = hlo.tensor_type(spec.shape, spec.dtype)
-            if v.type != want:
+            if v.type != want and not _refines(v.type, want):
                 raise LoweringError(f"node '{name}' ({node.op}): output {i} lowered to {v.type}, "
                                     f"inferred {want}")
             self.values[TensorRef(name, i)] = v
+
+
+def _refines(got: ir.Type, want: ir.Type) -> bool:
+    """Whether `got` is `want` with some `?` dimensions known (a rule saw more than inference)."""
+    if not (is_ranked(got) and is_ranked(want)):
+        return False
+    g, w = ir.RankedTensorType(got), ir.RankedTensorType(want)
+    return (g.element_type == w.element_type and g.rank == w.rank
+            and all(w.is_dynamic_dim(i) or g.shape[i] == w.shape[i] for i in range(g.rank)))
+
+
+def dynamic_dim_message(graph: Graph, name: str, specs: dict, error: Exception) -> str:
+    """The one-line error of a node that cannot take a dynamic dimension (reason code
+    `dynamic_dim_unsupported`): the node, the dynamic input it reads, and the fix."""
+    node = graph.nodes[name]
+    dynamic = [str(r) for r in node.inputs if r in specs and specs[r].shape is not None
+               and not specs[r].is_static]
+    reads = f" (reads {', '.join(dynamic)})" if dynamic else ""
+    return (f"node '{name}' ({node.op}) cannot take a dynamic dimension{reads} "
+            f"[dynamic_dim_unsupported]: {error}; give the graph input's size with --input-shape NAME=d0,d1,...")
 
 
 def _mark(ops) -> None:
@@ -299,7 +323,8 @@ def needed_nodes(graph: Graph, inputs: list[TensorRef], outputs: list[TensorRef]
 def lower_to_stablehlo(graph: Graph, specs: dict, inputs: list[TensorRef], outputs: list[TensorRef],
                        *, nodes: list[str] | None = None, resources=(), func_name: str = "main",
                        module_name: str = "hlobridge", context: ir.Context | None = None,
-                       functions=None, target: str = "llvm-cpu", keep_f32: bool = False) -> LoweredModule:
+                       functions=None, target: str = "llvm-cpu", keep_f32: bool = False,
+                       dynamic: bool = False) -> LoweredModule:
     """Build `func.func @func_name(inputs, variables read) -> (outputs, variables written)`
     in a new module, and verify it.
 
@@ -310,6 +335,8 @@ def lower_to_stablehlo(graph: Graph, specs: dict, inputs: list[TensorRef], outpu
     inference used: ops.calls.Functions) infers and folds the bodies of If/While/Case.
     `target` is the IREE target the rules lower for (registry.OpContext.target); `keep_f32`
     marks the ops that a reduced precision leaves in f32, as Keras does (passes/ir/reduce_precision.py).
+    `dynamic` lets inputs and outputs keep unknown dimensions as `?` (docs/dynamic_shapes.md);
+    without it an unknown dimension is an error asking for it.
     """
     nodes = needed_nodes(graph, inputs, outputs) if nodes is None else nodes
     builder = _FunctionBuilder(graph, specs, inputs, resources,
@@ -319,14 +346,14 @@ def lower_to_stablehlo(graph: Graph, specs: dict, inputs: list[TensorRef], outpu
     if unsupported:
         raise UnsupportedOpsError(unsupported, "compile")
     for ref in inputs:
-        if not specs[ref].is_static:
+        if not specs[ref].is_static and not (dynamic and specs[ref].shape is not None):
             raise LoweringError(f"input '{ref}' has unknown shape {specs[ref]}; give its dimensions "
                                 f"with --input-shape {ref}=d0,d1,...")
         if dtypes.mlir_name(specs[ref].dtype) is None:
             raise LoweringError(f"input '{ref}' has dtype {dtypes.name(specs[ref].dtype)}, "
                                 f"which cannot be compiled")
     for r in outputs:
-        if not specs[r].is_static:
+        if not specs[r].is_static and not (dynamic and specs[r].shape is not None):
             raise LoweringError(f"output '{r}' has unknown shape {specs[r]}")
     context = context or ir.Context()
     with context, ir.Location.unknown():

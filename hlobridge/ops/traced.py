@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from hlobridge.dialects import stablehlo as hlo
+from hlobridge.dialects.dynamic_shapes import dim_sources
 
 _BINARY = {np.add: "add", np.subtract: "subtract", np.multiply: "multiply",
            np.true_divide: "divide", np.maximum: "maximum", np.minimum: "minimum", np.power: "power",
@@ -106,7 +107,24 @@ class Traced:
     def __or__(self, o): return np.logical_or(self, o)
 
 
+def broadcast_shapes(*shapes) -> tuple:
+    """NumPy's broadcast of `shapes`, with None for a `?` dimension: a `?` meets 1 or another
+    `?` as itself (the same symbol: analysis/symbolic_dims.py), a static size wins over a `?`."""
+    if all(None not in s for s in shapes):
+        return np.broadcast_shapes(*(tuple(s) for s in shapes))
+    rank = max(len(s) for s in shapes)
+    out = []
+    for j in range(rank):
+        dims = {s[len(s) - rank + j] for s in shapes if len(s) - rank + j >= 0}
+        static = {d for d in dims if d is not None and d != 1}
+        if len(static) > 1:
+            raise ValueError(f"shapes {shapes} do not broadcast")
+        out.append(static.pop() if static else (None if None in dims else 1))
+    return tuple(out)
+
+
 def _broadcast(*values):
     """The values broadcast to their common shape, NumPy's way."""
-    shape = np.broadcast_shapes(*(tuple(hlo.shape_of(v)) for v in values))
-    return [hlo.broadcast_to(v, shape) for v in values]
+    shape = broadcast_shapes(*(hlo.shape_of(v) for v in values))
+    with dim_sources(values):  # a `?` of the result is one of the values' own
+        return [hlo.broadcast_to(v, shape) for v in values]

@@ -74,7 +74,7 @@ class CompileEvent:
 
     def input_texts(self) -> list[str]:
         """'float32[32,28,28,1]' per tensor input (timelines, the profiler's compile lines)."""
-        return [f"{d}[{','.join(map(str, s))}]" for d, s in self.shapes]
+        return [f"{d}[{','.join('?' if n is None else str(n) for n in s)}]" for d, s in self.shapes]
 
 
 @dataclass
@@ -96,6 +96,7 @@ class JitConfig:
     options: CompileOptions
     strict: bool = False
     recompile_warning: int = 4  # warn when a cluster compiles more signatures than this
+    dynamic_dims: str | None = None  # "batch": one module per cluster for every batch (see batch_key)
 
 
 @dataclass
@@ -237,6 +238,22 @@ def _shape_key(value) -> tuple:
     return (dtype_name(value.dtype), shape_of(value))
 
 
+DYNAMIC_DIMS = (None, "batch")
+
+
+def batch_key(keys: list, skip=()) -> list:
+    """The (dtype, shape) keys with the batch left dynamic (Session(dynamic_dims="batch")):
+    dimension 0 becomes None in every input whose dimension 0 equals the first such input's
+    (`skip`: inputs read as constants keep their shapes). So every `?` of one signature is the
+    same size when it runs, the symbol rule the dynamic module is built on
+    (analysis/symbolic_dims.py), and inputs whose dimension 0 differs stay static."""
+    batch = next((shape[0] for i, (_, shape) in enumerate(keys) if i not in skip and shape), None)
+    if batch is None:
+        return keys
+    return [(d, (None, *shape[1:])) if i not in skip and shape and shape[0] == batch else (d, shape)
+            for i, (d, shape) in enumerate(keys)]
+
+
 class ClusterLaunch:
     """A plan unit: one cluster, compiled per signature and launched as one call.
 
@@ -266,6 +283,8 @@ class ClusterLaunch:
         self.executables: dict[tuple, Executable | None] = {}
         self.ahead: dict[tuple, tuple[Future, float]] = {}  # signature -> (its build, when it began)
         self._first_runs = SingleFlight()  # signatures being made, by the first thread that met them
+        # Session(dynamic_dims="batch"): signatures with a `?` batch, until one fails to compile
+        self.dynamic = config.dynamic_dims == "batch"
 
     @cached_property
     def op_histogram(self) -> dict[str, int]:
@@ -305,6 +324,8 @@ class ClusterLaunch:
     def signature(self, args: list) -> tuple:
         """The compile key of these arguments: dtypes and shapes, plus values of constant inputs."""
         key = tuple(map(_shape_key, args))
+        if self.dynamic:
+            key = tuple(batch_key(list(key), self.value_inputs))
         if self.value_inputs:
             key += tuple(np.asarray(to_host(args[i])).tobytes() for i in self.value_inputs)
         return key
@@ -325,6 +346,10 @@ class ClusterLaunch:
             exe, built = self._compile(args) if build is None else self._finish(build)
             source = built.source
         except HlobridgeError as e:
+            if self._is_dynamic(key):  # an op without a `?` rule: this cluster compiles per shape
+                log.info("cluster %s: no module with a dynamic batch (%s); compiling per shape", self.name, e)
+                self.dynamic = False
+                return self.executable(self.signature(args), args)
             if self.config.strict:
                 raise HlobridgeError(f"jit=strict: cluster {self.name} failed to compile: {e}") from None
             warnings.warn(JitFallbackWarning(
@@ -336,13 +361,19 @@ class ClusterLaunch:
         progress.advance()
         return exe
 
+    def _is_dynamic(self, key: tuple) -> bool:
+        return any(None in shape for _, shape in key[:len(self.tensor_inputs)])
+
     def feed_specs(self, args: list) -> dict:
-        """The specs `lower` takes for these arguments: dtypes and shapes, and the values of the
-        inputs read as constants."""
+        """The specs `lower` takes for these arguments: dtypes and shapes (a `?` batch where
+        `self.dynamic`), and the values of the inputs read as constants."""
+        shapes = [tuple(arg.shape) for arg in args]
+        if self.dynamic:
+            shapes = [s for _, s in batch_key([(None, s) for s in shapes], self.value_inputs)]
         feeds = {}
-        for i, (ref, arg) in enumerate(zip(self.tensor_inputs, args)):
+        for i, (ref, arg, shape) in enumerate(zip(self.tensor_inputs, args, shapes)):
             value = np.asarray(to_host(arg)) if i in self.value_inputs else None
-            feeds[ref] = TensorSpec(np.dtype(arg.dtype), tuple(arg.shape), value)
+            feeds[ref] = TensorSpec(np.dtype(arg.dtype), shape, value)
         return feeds
 
     def planned_args(self, values: dict) -> list | None:
@@ -456,7 +487,8 @@ class ClusterLaunch:
             lowered = lower_to_stablehlo(self.graph, specs, self.tensor_inputs, self.outputs,
                                          nodes=self.nodes, resources=self.resources, module_name=self.name,
                                          functions=self.functions, target=self.config.options.lowers_for(),
-                                         keep_f32=pipeline.reduces_precision(stages))
+                                         keep_f32=pipeline.reduces_precision(stages),
+                                         dynamic=any(not s.is_static for s in feeds.values()))
         with lowered.context:
             for fn, _ in signed_functions(lowered.module):
                 note_in_reflection(fn, {VARIABLES_KEY: json.dumps({

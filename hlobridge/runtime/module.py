@@ -148,8 +148,9 @@ class CompiledFunction:
             else:
                 arg = np.asarray(arg)
                 shape, dtype = arg.shape, arg.dtype
-            if tuple(shape) != tuple(spec.shape):
-                raise InputError(f"input '{name}': expected shape {list(spec.shape)}, got {list(shape)}")
+            if not _fits(tuple(shape), tuple(spec.shape)):
+                raise InputError(f"input '{name}': expected shape "
+                                 f"[{', '.join('?' if d is None else str(d) for d in spec.shape)}], got {list(shape)}")
             if np.dtype(dtype) != np.dtype(spec.dtype):
                 raise InputError(f"input '{name}': expected dtype {dtypes.name(spec.dtype)}, "
                                  f"got {dtypes.name(dtype)}")
@@ -173,6 +174,11 @@ class CompiledFunction:
         else:
             results = tuple(to_host(r) for r in self.call_device(*args))
         return results[0] if len(results) == 1 else results
+
+
+def _fits(shape: tuple, want: tuple) -> bool:
+    """Whether an argument's shape fits a signature's (None, `?`: any size)."""
+    return shape == want or (len(shape) == len(want) and all(w is None or s == w for s, w in zip(shape, want)))
 
 
 class ModuleFunctions:

@@ -44,7 +44,7 @@ from ..ops import registry
 from ..ops.kinds import PLACEHOLDERS
 from ..ops.control.state import VariableStore
 from ..spec import TensorSpec
-from .cluster_launch import ClusterLaunch, JitConfig, JitState, compile_ahead
+from .cluster_launch import DYNAMIC_DIMS, ClusterLaunch, JitConfig, JitState, compile_ahead
 from .feeds import feed_array
 from .interpreter import FunctionRunner, NodeStep, has_switches, run_step
 from .plan import Plan, RunEnv
@@ -97,6 +97,10 @@ class Session:
                        .pbtxt (None: the default, see compile_cache; False: memory only)
     min_cluster_size, max_cluster_size   clustering limits (auto mode)
     recompile_warning  warn when a cluster compiles more input signatures than this
+    dynamic_dims       None (the default: each cluster compiled per input shape, as TF's XLA JIT
+                       does; static modules are the fastest) or "batch": each cluster compiled
+                       once with a `?` batch and run at every batch size (docs/dynamic_shapes.md;
+                       a cluster with an op that takes no `?` goes back to per shape)
     tags               for a SavedModel directory: the MetaGraph's tags (default ["serve"]);
                        its variables are restored (frontend/saved_model.py)
     data_parallel      True (or the gradient tensors' names): this rank of an MPI job trains on its
@@ -110,9 +114,11 @@ class Session:
     def __init__(self, graph, jit: str = "auto", device: str = "cpu-task", *, cache_dir=None,
                  min_cluster_size: int = 4, max_cluster_size: int | None = None,
                  recompile_warning: int = 4, compile_options: CompileOptions | None = None, tags=None,
-                 backend: str | None = None, data_parallel=False):
+                 backend: str | None = None, data_parallel=False, dynamic_dims: str | None = None):
         if jit not in JIT_MODES:
             raise HlobridgeError(f"jit must be one of {', '.join(JIT_MODES)}, got '{jit}'")
+        if dynamic_dims not in DYNAMIC_DIMS:
+            raise HlobridgeError(f"dynamic_dims must be None or 'batch', got {dynamic_dims!r}")
         graph, restore = saved_model_source(graph, tags)  # a SavedModel directory: its graph
         self.graph: Graph = load_graph(graph, cache_dir)  # (a large .pbtxt: its parse cached there too)
         # -- data parallelism (hlobridge.distributed): the graph with its gradient all-reduces
@@ -128,7 +134,8 @@ class Session:
         if backend is not None:
             options = replace(options, backend=backend)
         options = replace(options, backend=resolve(options.backend, options.target))
-        self._jit = JitConfig(device, options, strict=jit == "strict", recompile_warning=recompile_warning)
+        self._jit = JitConfig(device, options, strict=jit == "strict", recompile_warning=recompile_warning,
+                              dynamic_dims=dynamic_dims)
         self._jit_state = JitState(CompileCache(cache_dir))
         self.compile_events: list = self._jit_state.events  # cluster_launch.CompileEvent, in order
         self.variables = VariableStore()

@@ -16,3 +16,4 @@ from . import linalg  # noqa: F401,I001  (issue 13 part 9: linear algebra and sp
 from . import jax_exports  # noqa: F401
 from . import tensor_arrays  # noqa: F401
 from . import xla_ops  # noqa: F401  (issue 30: tf2xla's Xla* ops)
+from . import dynamic  # noqa: F401  (issue 31: one module for every batch and length)

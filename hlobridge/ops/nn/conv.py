@@ -27,6 +27,9 @@ from ..typesets import FLOAT
 from .geometry import Format, Window, np_pad, spatial_rank, taps, window
 
 
+from .conv_dynamic import depthwise_taps
+
+
 def _is_depthwise(ctx) -> bool:
     return ctx.op.startswith("DepthwiseConv2dNative")
 
@@ -86,7 +89,8 @@ def _im2col(ctx, fmt: Format, groups) -> bool:
     CPU's patches are tens of MB of copies per layer (docs/gpu.md has the measured table). XLA
     takes stablehlo.convolution on every target (ops/backend_style.py)."""
     return (ctx.target != "cuda" and lowering_backend() == "iree" and groups == 1
-            and not fmt.channels_first and fmt.rank == 2)
+            and not fmt.channels_first and fmt.rank == 2 and ctx.inputs[0].is_static)
+    # (a `?` batch: one stablehlo.convolution, which IREE tiles itself; docs/dynamic_shapes.md)
 
 
 def _pad_spatial(x, dtype, spatial, pads, lhs_dilation):
@@ -296,7 +300,11 @@ def conv_lower(ctx, x, w):
         if cols is not None:
             return _im2col_dot(cols, w, out, fmt.channel)
     pads, strides = win.pads, win.strides
-    if groups > 1:
+    if not ctx.inputs[0].is_static and groups > 1:
+        return depthwise_taps(x, w, out, fmt, win, _pad_spatial)
+    if not ctx.inputs[0].is_static:  # IREE 3.13 legalises no padded convolution over a `?` batch
+        x, pads = _pad_spatial(x, out.dtype, fmt.spatial, pads, [1] * fmt.rank), ((0, 0),) * fmt.rank
+    elif groups > 1:
         x, pads = _trim_unread_tail(x, fmt, win)
     if ctx.target == "cuda" and _strided_pointwise(win):
         x, strides = _every_stride(x, fmt, win), (1,) * fmt.rank

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from hlobridge.dialects import dynamic_shapes
 from hlobridge.dialects import stablehlo as hlo
+from hlobridge.dialects.dynamic_shapes import DynamicDimError
 
 from ... import dtypes
 from ...spec import TensorSpec
 from ..helpers import (as_out, broadcast_shapes, ints, normalize_axis, out_spec, reshape_to_out,
                        unknown_vector_dims, value_of)
 from ..registry import register
+from ..traced import Traced
 from ..typesets import SIGNED_NUMBER
 
 
@@ -83,11 +86,26 @@ def _range_infer(ctx):
     return [TensorSpec(dtype, (size,))]
 
 
-def _range_lower(ctx, *_):
+def _range_lower(ctx, _start, limit, _delta):
     dtype, (n,) = ctx.out().dtype, ctx.out().shape
-    start, _, delta = (np.ravel(ctx.const(i))[0] for i in range(3))
+    start, delta = (np.ravel(ctx.const(i))[0] for i in (0, 2))
+    if n is None:  # a limit known at run time (tf.range(tf.shape(x)[1])): a dynamic_iota
+        return _runtime_range(limit, start, delta, dtype)
     steps = hlo.multiply(hlo.iota([n], dtype, 0), hlo.splat(delta, [n], dtype))
     return hlo.add(steps, hlo.splat(start, [n], dtype))
+
+
+def _runtime_range(limit, start, delta, dtype):
+    """start, start + delta, ... below a run-time integer `limit`, as dynamic_iota * delta + start."""
+    dtype = np.dtype(dtype)
+    if not dtypes.is_integer(dtype) or delta <= 0:
+        raise DynamicDimError("a Range with a run-time limit needs an integer type and a positive delta")
+    c = lambda v: hlo.constant(np.asarray(v, dtype))  # noqa: E731
+    span = hlo.binary("maximum", hlo.binary("subtract", hlo.reshape(limit, []), c(start)), c(0))
+    count = hlo.binary("divide", hlo.binary("add", span, c(delta - 1)), c(delta))
+    size = hlo.convert(count, np.int32)
+    steps = dynamic_shapes.iota([None], hlo.element_type(dtype), 0, {0: size})
+    return (Traced(steps, dtype) * dtype.type(delta) + dtype.type(start)).value
 
 
 def _range_kernel(ctx, start, limit, delta):
@@ -96,7 +114,7 @@ def _range_kernel(ctx, start, limit, delta):
     return np.arange(n).astype(dtype) * np.ravel(delta)[0].astype(dtype) + np.ravel(start)[0].astype(dtype)
 
 
-register("Range", infer=_range_infer, attrs=("Tidx",), const_inputs=(0, 1, 2),
+register("Range", infer=_range_infer, attrs=("Tidx",), const_inputs=(0, 1, 2), dynamic_inputs=(1,),
          dtypes=SIGNED_NUMBER, dtype_attrs=("Tidx",),
          lower=_range_lower, kernel=_range_kernel)
 

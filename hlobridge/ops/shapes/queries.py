@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hlobridge.dialects import dynamic_shapes
 from hlobridge.dialects import stablehlo as hlo
 
 from ...spec import TensorSpec
@@ -47,7 +48,20 @@ def _query_infer(ctx, query):
 
 
 def _query_lower(ctx, *xs):
-    return [hlo.constant(ctx.out(i).value, ctx.out(i).dtype) for i in range(len(xs))]
+    return [hlo.constant(ctx.out(i).value, ctx.out(i).dtype) if ctx.out(i).value is not None
+            else _runtime_query(ctx.op, x, ctx.out(i).dtype) for i, x in enumerate(xs)]
+
+
+def _runtime_query(op: str, x, dtype):
+    """Shape/Size of a tensor with `?` dimensions, computed: get_dimension_size per `?`."""
+    dims = [hlo.convert(dynamic_shapes.dim_size(x, i), dtype) if d is None else hlo.constant(np.asarray(d, dtype))
+            for i, d in enumerate(hlo.shape_of(x))]
+    if op == "Size":
+        total = dims[0]
+        for d in dims[1:]:
+            total = hlo.binary("multiply", total, d)
+        return total
+    return hlo.concatenate([hlo.reshape(d, [1]) for d in dims], 0)
 
 
 def _query_kernel(ctx, *xs, query):

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from hlobridge.dialects import dynamic_shapes
 from hlobridge.dialects import stablehlo as hlo
 
 from ..helpers import (ints, normalize_axis, num_elements, out_spec, reshape_to_out, unknown_vector_dims,
                        value_of)
 from ..registry import register
+from ...analysis.symbolic_dims import shape_from
 from .gather_scatter import scatter_in_bounds
 
 
@@ -27,6 +29,8 @@ def _empty_target(shape, dims: list) -> list:
 def _reshape_infer(ctx):
     x = ctx.inputs[0]
     target = value_of(ctx, 1)
+    if target is None and ctx.inputs[1].partial is not None:  # [b, 1568] from tf.shape(x)
+        return [out_spec(ctx, _partial_target(x, shape_from(ctx.inputs[1])))]
     if target is None:
         return [out_spec(ctx, unknown_vector_dims(ctx, 1))]
     dims = ints(target)
@@ -46,6 +50,16 @@ def _reshape_infer(ctx):
     elif x.is_static and x.num_elements != known:
         raise ctx.error(f"cannot reshape {x} ({x.num_elements} elements) to {dims} ({known} elements)")
     return [out_spec(ctx, dims)]
+
+
+def _partial_target(x, dims: list) -> list:
+    """A shape with `?` entries (symbolic_dims.py): a -1 beside them is sized where x's static
+    dims divide out (x = [?, 7, 7, 32] to [?, -1]: -1 is 1568 when the `?`s are one symbol)."""
+    if -1 in dims and x.shape is not None and sum(d is None for d in x.shape) == sum(d is None for d in dims) == 1:
+        have = num_elements([d for d in x.shape if d is not None])
+        known = num_elements([d for d in dims if d not in (None, -1)])
+        dims[dims.index(-1)] = have // known if known and have % known == 0 else None
+    return [None if d == -1 else d for d in dims]
 
 
 def _expand_dims_infer(ctx):
@@ -82,8 +96,16 @@ def _same_data_lower(ctx, x, *_):
     return reshape_to_out(ctx, x)
 
 
-register("Reshape", infer=_reshape_infer, attrs=("T", "Tshape"), const_inputs=(1,),
-         lower=_same_data_lower, kernel=lambda ctx, x, shape: x.reshape(_empty_target(x.shape, ints(shape))))
+def _reshape_lower(ctx, x, shape=None):
+    """A Reshape; one whose shape is computed at run time (a `?` split in two: [b*s, 32] to
+    [b, s, 32]) takes the result's `?` sizes from that shape (dialects/dynamic_shapes.py)."""
+    if shape is not None and None in ctx.out().shape:
+        return dynamic_shapes.reshape(x, ctx.out().shape, sizes=shape)
+    return reshape_to_out(ctx, x)
+
+
+register("Reshape", infer=_reshape_infer, attrs=("T", "Tshape"), const_inputs=(1,), dynamic_inputs=(1,),
+         lower=_reshape_lower, kernel=lambda ctx, x, shape: x.reshape(_empty_target(x.shape, ints(shape))))
 register("ExpandDims", infer=_expand_dims_infer, attrs=("T", "Tdim"), const_inputs=(1,),
          lower=_same_data_lower, kernel=lambda ctx, x, axis: np.expand_dims(x, ints(axis)[0]))
 register("Squeeze", infer=_squeeze_infer, attrs=("T", "squeeze_dims"), lower=_same_data_lower,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hlobridge.dialects import dynamic_shapes
 from hlobridge.dialects import stablehlo as hlo
 
 from ...spec import TensorSpec
@@ -222,8 +223,33 @@ def _dynamic_strided_slice(ctx, x, begin):
 def _strided_slice_lower(ctx, x, begin, *_):
     if ctx.inputs[1].value is None or ctx.inputs[2].value is None:
         return _dynamic_strided_slice(ctx, x, begin)
+    if None in hlo.shape_of(x):
+        return _slice_beside_dynamic(ctx, x)
     starts, limits, steps, flipped = _strided_windows(ctx, hlo.shape_of(x), *(ctx.const(i) for i in (1, 2, 3)))
     return reshape_to_out(ctx, hlo.slice(hlo.reverse(x, flipped), starts, limits, steps))
+
+
+def _slice_beside_dynamic(ctx, x):
+    """A strided slice of a tensor with `?` dimensions that takes each `?` whole (x[:, 1:3],
+    x[tf.newaxis]): a real_dynamic_slice of the static dims (docs/dynamic_shapes.md)."""
+    shape = hlo.shape_of(x)
+    per_dim, _ = dense_index(ctx, strided_index(ctx, *(ctx.const(i) for i in (1, 2, 3))), len(shape))
+    starts, limits, steps = [], [], []
+    for sel, d in zip(per_dim, shape):
+        if d is None:
+            if not (isinstance(sel, slice) and sel.start in (None, 0) and sel.stop is None and sel.step in (None, 1)):
+                raise dynamic_shapes.DynamicDimError(f"a strided slice {sel} of a `?` dimension")
+            starts.append(0), limits.append(None), steps.append(1)
+            continue
+        start, stop, step = _dim_window(ctx, sel, d)
+        if step < 0:
+            raise dynamic_shapes.DynamicDimError("a reversing strided slice beside a `?` dimension")
+        n = len(range(start, stop, step))
+        starts.append(start), limits.append(start + (n - 1) * step + 1 if n else start), steps.append(step)
+    if starts != [0] * len(shape) or steps != [1] * len(shape) or \
+            any(hi is not None and hi != d for hi, d in zip(limits, shape)):
+        x = dynamic_shapes.slice(x, starts, limits, steps)
+    return reshape_to_out(ctx, x)
 
 
 def _strided_slice_kernel(ctx, x, begin, end, strides):

@@ -1,0 +1,322 @@
+"""Builders for tensors with dynamic (`?`) dimensions: the sizes they take at run time.
+
+A static builder knows its result type from the shapes it is given. With a `?` dimension the
+result type is not enough: `dynamic_broadcast_in_dim` and `dynamic_iota` need the run-time
+size of every dimension, as a 1-D tensor. Where does a `?` size come from? From a value that
+has the same dimension: the lowering driver names, for each node it lowers, the values that
+may supply one (`dim_sources`: the node's operands), and `runtime_dims` finds, for each `?`
+of a result shape, a source with a `?` at the same (trailing-aligned) position and asks it
+with `stablehlo.get_dimension_size`.
+
+That is the symbolic rule shape inference relies on for graphs with an unknown batch (see
+hlobridge/analysis/symbolic_dims.py): two `?` that meet at the same position of an elementwise
+op are the same symbol, and a `?` is never 1 (a dimension broadcast from 1 is static 1). So a
+broadcast's `?` dimensions are non-expanding and its static 1s that become `?` are expanding;
+IREE 3.13 needs these `known_expanding_dimensions` / `known_nonexpanding_dimensions` to
+legalise `?x1 -> ?x512` (iree-notes).
+
+`DynamicDimError` is what a builder raises where no source has the dimension; the lowering
+driver turns it into an error with reason code `dynamic_dim_unresolved` naming the node.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Sequence
+
+from iree.compiler import ir
+
+_SOURCES: ContextVar[tuple] = ContextVar("hlobridge_dim_sources", default=())
+
+
+class DynamicDimError(ValueError):
+    """A `?` dimension whose run-time size no value at hand supplies."""
+
+
+def is_dynamic(shape) -> bool:
+    """Whether a shape (a list with None for `?`) has a dynamic dimension."""
+    return any(d is None for d in shape)
+
+
+def is_ranked(t: ir.Type) -> bool:
+    """Whether `t` is a ranked tensor type."""
+    try:
+        ir.RankedTensorType(t)
+    except ValueError:
+        return False
+    return True
+
+
+def ranked_type(shape: Sequence, element_type: ir.Type) -> ir.RankedTensorType:
+    """The ranked tensor type of `shape` (None for `?`) and `element_type`."""
+    dynamic = ir.ShapedType.get_dynamic_size()
+    return ir.RankedTensorType.get([dynamic if d is None else d for d in shape], element_type)
+
+
+def _shape(v) -> list:
+    t = ir.RankedTensorType(v.type)
+    return [None if t.is_dynamic_dim(i) else d for i, d in enumerate(t.shape)]
+
+
+@contextmanager
+def dim_sources(values):
+    """Within the block, `?` sizes may be read from `values` (ir.Values; others are skipped)."""
+    usable = tuple(v for v in values if isinstance(v, ir.Value) and is_ranked(v.type))
+    token = _SOURCES.set(usable + _SOURCES.get())
+    try:
+        yield
+    finally:
+        _SOURCES.reset(token)
+
+
+def _i32_scalar_type():
+    return ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
+
+
+def dim_size(x, i: int):
+    """stablehlo.get_dimension_size of x's dimension i: a tensor<i32>."""
+    return ir.Operation.create("stablehlo.get_dimension_size", results=[_i32_scalar_type()], operands=[x],
+                               attributes={"dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)}
+                               ).result
+
+
+def runtime_dims(shape: Sequence, known: dict | None = None) -> list:
+    """Each dimension of `shape`: its int, or for a None a tensor<i32>: from `known` (position ->
+    Value) or else from the current `dim_sources`, the first with a `?` at the same position
+    counted from the end (NumPy's broadcast alignment), else from the start (a reduction's)."""
+    sources = _SOURCES.get()
+    out = []
+    for j, d in enumerate(shape):
+        if d is not None:
+            out.append(d)
+        elif known and j in known:
+            out.append(known[j])
+        else:
+            out.append(_find(shape, j, sources))
+    return out
+
+
+def _find(shape, j: int, sources):
+    from_end = len(shape) - j
+    for aligned in ("end", "start"):
+        for v in sources:
+            s = _shape(v)
+            k = len(s) - from_end if aligned == "end" else j
+            if 0 <= k < len(s) and s[k] is None:
+                return dim_size(v, k)
+    raise DynamicDimError(f"dimension {j} of the result shape {_text(shape)} is dynamic and "
+                          f"no operand has it")
+
+
+def shape_tensor(dims: Sequence):
+    """A tensor<Nxi32> of `dims` (ints and tensor<i32> Values), for the dynamic_* ops."""
+    i32 = ir.IntegerType.get_signless(32)
+    one = ir.RankedTensorType.get([1], i32)
+    parts = []
+    for d in dims:
+        if isinstance(d, ir.Value):
+            parts.append(ir.Operation.create("stablehlo.reshape", results=[one], operands=[d]).result)
+        else:
+            attr = ir.DenseElementsAttr.get_splat(one, ir.IntegerAttr.get(i32, int(d)))
+            parts.append(ir.Operation.create("stablehlo.constant", results=[one], attributes={"value": attr}).result)
+    if len(parts) == 1:
+        return parts[0]
+    return ir.Operation.create(
+        "stablehlo.concatenate", results=[ir.RankedTensorType.get([len(parts)], i32)], operands=parts,
+        attributes={"dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)}).result
+
+
+def _i64_array(values):
+    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+
+
+def broadcast_in_dim(x, shape: Sequence, dims: Sequence[int]):
+    """stablehlo.dynamic_broadcast_in_dim of x to `shape` (None for `?`), x's dimension i becoming
+    result dimension dims[i]: a `?` of x stays itself (non-expanding), a static 1 under a `?` or
+    a larger size expands."""
+    src = _shape(x)
+    known = {j: dim_size(x, i) for i, j in enumerate(dims) if src[i] is None and shape[j] is None}
+    out_dims = runtime_dims(shape, known)
+    expanding, nonexpanding = [], []
+    for i, j in enumerate(dims):
+        if src[i] is None or src[i] == shape[j]:
+            nonexpanding.append(i)
+        elif src[i] == 1:
+            expanding.append(i)
+    rtype = ranked_type(shape, ir.RankedTensorType(x.type).element_type)
+    return ir.Operation.create(
+        "stablehlo.dynamic_broadcast_in_dim", results=[rtype], operands=[x, shape_tensor(out_dims)],
+        attributes={"broadcast_dimensions": _i64_array(dims),
+                    "known_expanding_dimensions": _i64_array(expanding),
+                    "known_nonexpanding_dimensions": _i64_array(nonexpanding)}).result
+
+
+def iota(shape: Sequence, element_type: ir.Type, dim: int, known: dict | None = None):
+    """stablehlo.dynamic_iota of `shape` (None for `?`), counting along `dim`; `known` as in
+    runtime_dims (position -> a tensor<i32> size)."""
+    rtype = ranked_type(shape, element_type)
+    return ir.Operation.create(
+        "stablehlo.dynamic_iota", results=[rtype], operands=[shape_tensor(runtime_dims(shape, known))],
+        attributes={"iota_dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)}).result
+
+
+def _text(shape) -> str:
+    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _groups(long: list, short: list):
+    """The contiguous groups of `long`'s dimensions that make each of `short`'s, or None:
+    a static dimension is the product of a group of static ones, a `?` is a group holding
+    a `?` (backtracking over the few ways: ranks are small)."""
+    def match(i, j):
+        if j == len(short):
+            return [] if i == len(long) else None
+        for k in range(1, len(long) - i + 1):
+            group = long[i:i + k]
+            has_dyn = any(d is None for d in group)
+            t = short[j]
+            ok = has_dyn if t is None else (not has_dyn and _prod(group) == t)
+            if ok:
+                rest = match(i + k, j + 1)
+                if rest is not None:
+                    return [list(range(i, i + k))] + rest
+        return None
+    return match(0, 0)
+
+
+def _prod(dims) -> int:
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
+def reshape(x, shape: Sequence, sizes=None):
+    """A reshape with `?` dimensions as tensor.collapse_shape or tensor.expand_shape (IREE 3.13
+    legalises neither form of stablehlo.dynamic_reshape: iree-notes). Only reshapes that merge
+    or split neighbouring dimensions, with at most one `?` in each split group, can be
+    written so; others raise DynamicDimError. `sizes`, a 1-D integer tensor Value (the shape a
+    Reshape computed at run time), sizes the result's `?`s, where a group splits into several."""
+    src, dst = _shape(x), list(shape)
+    et = ir.RankedTensorType(x.type).element_type
+    rtype = ranked_type(dst, et)
+    reassoc = lambda groups: ir.ArrayAttr.get(  # noqa: E731
+        [ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i) for i in g]) for g in groups])
+    if len(src) >= len(dst):
+        groups = _groups(src, dst)
+        if groups is not None and any(sum(src[k] is None for k in g) > 1 for g in groups):
+            return _flow_collapse(x, src, dst, groups, rtype)
+        if groups is not None:
+            return ir.Operation.create("tensor.collapse_shape", results=[rtype], operands=[x],
+                                       attributes={"reassociation": reassoc(groups)}).result
+    else:
+        groups = _groups(dst, src)
+        if groups is not None and (sizes is not None or all(sum(dst[k] is None for k in g) <= 1 for g in groups)):
+            given, sizes = sizes, []
+            index = ir.IndexType.get()
+            for i, g in enumerate(groups):
+                for k in g:
+                    if dst[k] is None and given is not None:
+                        sizes.append(_entry(given, k))
+                    elif dst[k] is None:
+                        whole = _index_dim(x, i)
+                        rest = _prod([dst[m] for m in g if m != k])
+                        sizes.append(whole if rest == 1 else ir.Operation.create(
+                            "arith.divui", results=[index], operands=[whole, _index_const(rest)]).result)
+            static = ir.DenseI64ArrayAttr.get([ir.ShapedType.get_dynamic_size() if d is None else d for d in dst])
+            return ir.Operation.create("tensor.expand_shape", results=[rtype], operands=[x, *sizes],
+                                       attributes={"reassociation": reassoc(groups),
+                                                   "static_output_shape": static}).result
+    raise DynamicDimError(f"a reshape of {_text(src)} to {_text(dst)} is not a merge or split of "
+                          f"neighbouring dimensions")
+
+
+def _flow_collapse(x, src, dst, groups, rtype):
+    """A merge of several `?` dimensions ([b, s, 16] to [b*s, 16]) as IREE's flow.tensor.reshape:
+    IREE 3.13 turns such a tensor.collapse_shape into a stablehlo.dynamic_reshape it cannot
+    legalise; its own reshape op it takes (an IREE-only form, as dynamic shapes are)."""
+    index = ir.IndexType.get()
+    out_dims = []
+    for j, g in enumerate(groups):
+        if dst[j] is not None:
+            continue
+        total = _index_const(_prod([src[k] for k in g if src[k] is not None]))
+        for k in g:
+            if src[k] is None:
+                total = ir.Operation.create("arith.muli", results=[index], operands=[total, _index_dim(x, k)]).result
+        out_dims.append(total)
+    return flow_reshape(x, dst, out_dims)
+
+
+def _entry(vector, k: int):
+    """Entry k of a 1-D integer tensor Value, as an index."""
+    index = ir.IndexType.get()
+    element = ir.RankedTensorType(vector.type).element_type
+    v = ir.Operation.create("tensor.extract", results=[element], operands=[vector, _index_const(k)]).result
+    return ir.Operation.create("arith.index_cast", results=[index], operands=[v]).result
+
+
+def _index_const(v: int):
+    index = ir.IndexType.get()
+    return ir.Operation.create("arith.constant", results=[index],
+                               attributes={"value": ir.IntegerAttr.get(index, v)}).result
+
+
+def slice(x, start: Sequence[int], limit: Sequence, strides: Sequence[int]):
+    """stablehlo.real_dynamic_slice of [start, limit) with `strides`, where a None limit is the
+    whole of x's `?` dimension there (start 0, stride 1): a window of a `?`-batch tensor."""
+    src = _shape(x)
+    i32 = ir.IntegerType.get_signless(32)
+    dims = []
+    for j, (lo, hi, st) in enumerate(zip(start, limit, strides)):
+        if hi is None:
+            if lo != 0 or st != 1 or src[j] is not None:
+                raise DynamicDimError(f"a slice of {_text(src)} from {lo} by {st} along a `?` dimension")
+            dims.append(None)
+        else:
+            dims.append(max(0, -(-(hi - lo) // st)))
+    runtime_limit = runtime_dims(list(limit), {j: dim_size(x, j) for j, hi in enumerate(limit) if hi is None})
+    ints = lambda v: shape_tensor(v) if len(v) > 1 else shape_tensor(v)  # noqa: E731
+    del i32
+    return ir.Operation.create(
+        "stablehlo.real_dynamic_slice", results=[ranked_type(dims, ir.RankedTensorType(x.type).element_type)],
+        operands=[x, ints(list(start)), ints(runtime_limit), ints(list(strides))]).result
+
+
+def _index_dim(x, i: int):
+    return ir.Operation.create("tensor.dim", results=[ir.IndexType.get()], operands=[x, _index_const(i)]).result
+
+
+def flow_reshape(x, shape: Sequence, sizes: Sequence):
+    """x reshaped to `shape` by IREE's flow.tensor.reshape, the result's `?`s sized by `sizes`
+    (index Values, in order): any reshape whose sizes are known at run time."""
+    src = _shape(x)
+    dims = [_index_dim(x, i) for i, d in enumerate(src) if d is None]
+    segments = ir.DenseI32ArrayAttr.get([1, len(dims), len(sizes)])
+    return ir.Operation.create("flow.tensor.reshape", results=[ranked_type(shape, ir.RankedTensorType(x.type).element_type)],
+                               operands=[x, *dims, *sizes], attributes={"operandSegmentSizes": segments}).result
+
+
+def flattened_dot(lhs, rhs, out_shape: Sequence, dot, lhs_contract, rhs_contract):
+    """A dot_general without batch dims whose lhs has several `?` free dims ([b, s, 16] x
+    [16, 2, 8]), as one 2-D matmul between flow reshapes, or None where it is not of that form:
+    IREE 3.13 lowers the 3-D form through a stablehlo.dynamic_reshape it cannot legalise.
+    `dot(lhs, rhs, out_shape, lhs_contract, rhs_contract)` builds the 2-D dot_general."""
+    ls, rs = _shape(lhs), _shape(rhs)
+    k = len(lhs_contract)
+    if (sum(d is None for d in ls) < 2 or list(lhs_contract) != list(range(len(ls) - k, len(ls)))
+            or list(rhs_contract) != list(range(k)) or None in rs or None in ls[len(ls) - k:]):
+        return None
+    index = ir.IndexType.get()
+    free = [i for i in range(len(ls) - k)]
+    rows = _index_const(_prod([ls[i] for i in free if ls[i] is not None]))
+    for i in free:
+        if ls[i] is None:
+            rows = ir.Operation.create("arith.muli", results=[index], operands=[rows, _index_dim(lhs, i)]).result
+    depth, cols = _prod(ls[len(ls) - k:]), _prod(rs[k:])
+    l2 = flow_reshape(lhs, [None, depth], [rows])
+    r2 = ir.Operation.create("stablehlo.reshape", results=[ranked_type([depth, cols], ir.RankedTensorType(rhs.type).element_type)],
+                             operands=[rhs]).result
+    flat = dot(l2, r2, [None, cols], [1], [0])
+    return flow_reshape(flat, out_shape, [_index_dim(lhs, i) for i in free if ls[i] is None])
