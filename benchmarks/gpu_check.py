@@ -9,6 +9,7 @@ Prepare on this machine (TensorFlow is a development tool; the GPU machine has n
 
     .tfvenv/bin/python tools/make_bench_models.py --resnet50-train-graph 224
     .tfvenv/bin/python tools/make_bench_models.py --bert-base-train-graph
+    .tfvenv/bin/python tools/make_bench_models.py --keras-resnet50-graph 224   # weights: random at init
     python benchmarks/gpu_check.py --prepare        # CPU first-step results: bench-models/*/cpu_reference.json
     python benchmarks/gpu_check.py --precompile bench-models/iree-cuda-cache   # IREE's cuda modules
     # there: python3 benchmarks/gpu_check.py --cache-dir bench-models/iree-cuda-cache --json-out $OUT/gpu_check.json
@@ -23,8 +24,10 @@ the start), so that the table and the JSON always come out:
    whose loss (outputs for inference) is checked against the CPU's first-step result before
    anything is timed (f32 within 1e-3 relative, tf32 1e-2, bf16 5e-2); then blocks of steps,
    each step fetching its loss to the host (a synchronisation), median of the blocks;
-3. the anchors on the same card: JAX's own ResNet-50 (a few lines of jax.lax.conv) and
-   PyTorch's torchvision ResNet-50 at the same size, batch and precisions, where installed.
+3. the anchors on the same card, after the workload they follow: JAX's own ResNet-50 (a few
+   lines of jax.lax.conv) and PyTorch's torchvision ResNet-50 at the same size, batch and
+   precisions; JAX's and PyTorch's BERT-base (gpu_anchors.py: the same model, data and Adam in
+   both, which train to the same losses on the CPU), where installed.
 One short table is printed last; every number goes to `--json-out`.
 
 tf32: XLA computes f32 products at DEFAULT precision (TF32 tensor cores); f32 asks HIGHEST
@@ -48,6 +51,7 @@ import tempfile
 import time
 import traceback
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -56,7 +60,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import SHARED, Workload, text_table  # noqa: E402
-from benchmarks.gpu_anchors import jax_resnet50, torch_resnet50  # noqa: E402
+from benchmarks.gpu_anchors import jax_bert, jax_resnet50, torch_bert, torch_resnet50  # noqa: E402
 from benchmarks.train_throughput import load_workload  # noqa: E402  (a graph.json folder's step)
 from hlobridge.compile.backend import xla_available  # noqa: E402
 from hlobridge.compile.options import CompileOptions  # noqa: E402
@@ -94,8 +98,8 @@ def jobs(smoke: bool, models: Path) -> list[Job]:
         return out
     wanted = [("resnet50_train_224", 64, "train", "--resnet50-train-graph 224"),
               ("bert_base_train", 32, "train", "--bert-base-train-graph"),
-              ("keras_resnet50_224", 1, "inference", "(not written yet: a frozen ResNet50 is 100 MB)"),
-              ("keras_resnet50_224", 64, "inference", "(not written yet)")]
+              ("keras_resnet50_224", 1, "inference", "--keras-resnet50-graph 224"),
+              ("keras_resnet50_224", 64, "inference", "--keras-resnet50-graph 224")]
     out = []
     for name, batch, kind, command in wanted:
         folder = models / name
@@ -248,18 +252,32 @@ def cuda_tests(args, deadline: float) -> dict:
         return {"cuda_tests": f"timed out after {timeout:.0f} s", "returncode": None}
 
 
-def anchors(job: Job, args, deadline: float) -> list[dict]:
-    """JAX's and PyTorch's ResNet-50 training at the ResNet job's size, per precision."""
-    size, batch = (32, 2) if args.smoke else (224, job.batch)
+def anchor_sets(args) -> dict:
+    """Which anchors follow which workload: {job name: (label, batch, [(runner, build)])}, where
+    `build(precision, platform)` returns the anchor's step (gpu_anchors.py)."""
+    small = args.smoke
+    size, batch = (32, 2) if small else (224, 64)
+    bert_batch = 2 if small else 32
+    resnet = (f"resnet50 {size}x{size}", batch,
+              [("jax", partial(jax_resnet50, size, batch, small=small)),
+               ("pytorch", partial(torch_resnet50, size, batch, small=small))])
+    bert = ("bert small" if small else "bert-base seq 128", bert_batch,
+            [("jax", partial(jax_bert, bert_batch, small=small)), ("pytorch", partial(torch_bert, bert_batch, small=small))])
+    return {args.anchor_job or ("cnn_train" if small else "resnet50_train_224/b64"): resnet,
+            "mlp_adam" if small else "bert_base_train/b32": bert}
+
+
+def anchors(label: str, batch: int, runners: list, args, deadline: float) -> list[dict]:
+    """JAX's and PyTorch's own training step of the model, per precision, on the same card."""
     rows = []
-    for name, build in (("jax", jax_resnet50), ("pytorch", torch_resnet50)):
+    for name, build in runners:
         for precision in args.precisions:
             if time.perf_counter() > deadline - 20:
-                rows.append({"workload": job.name, "runner": name, "precision": precision, "skipped": "budget"})
+                rows.append({"workload": label, "runner": name, "precision": precision, "skipped": "budget"})
                 continue
-            row = {"workload": f"resnet50 {size}x{size}", "runner": name, "precision": precision, "batch": batch}
+            row = {"workload": label, "runner": name, "precision": precision, "batch": batch}
             try:
-                step = build(size, batch, precision, "cpu" if args.smoke else "gpu", small=args.smoke)
+                step = build(precision, "cpu" if args.smoke else "gpu")
             except ImportError as e:
                 row["skipped"] = f"not installed: {e.name}"
                 rows.append(row)
@@ -323,7 +341,8 @@ def main(argv=None) -> int:
     p.add_argument("--no-anchors", action="store_true")
     p.add_argument("--only", nargs="+", default=None, metavar="WORKLOAD", help="run only these workloads")
     p.add_argument("--anchor-job", default=None,
-                   help="the workload the anchors follow (default: the ResNet-50 one; cnn_train with --smoke)")
+                   help="the workload the ResNet-50 anchors follow (default: the ResNet-50 one; cnn_train with "
+                        "--smoke); the BERT anchors follow bert_base_train/b32 (mlp_adam with --smoke)")
     p.add_argument("--json-out", default=os.path.join(os.environ["OUT"], "gpu_check.json") if os.environ.get("OUT")
                    else None)
     args = p.parse_args(argv)
@@ -341,7 +360,7 @@ def main(argv=None) -> int:
     report.update(cuda_tests(args, deadline))
     print(f"cuda tests: {report['cuda_tests']}", file=sys.stderr, flush=True)
     rows = report["rows"]
-    anchor_job = args.anchor_job or ("cnn_train" if args.smoke else "resnet50_train_224/b64")
+    anchor_sets_by_job = {} if args.no_anchors else anchor_sets(args)
     for job in jobs(args.smoke, args.models_dir):
         if args.only and job.name not in args.only:
             continue
@@ -366,8 +385,8 @@ def main(argv=None) -> int:
                     rows.append({"workload": job.name, "runner": f"hlobridge {backend}", "precision": precision,
                                  "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]})
                 print(json.dumps(rows[-1], default=str), file=sys.stderr, flush=True)
-        if job.name == anchor_job and not args.no_anchors:
-            rows += anchors(job, args, deadline)
+        if job.name in anchor_sets_by_job:
+            rows += anchors(*anchor_sets_by_job[job.name], args, deadline)
     report["seconds"] = time.perf_counter() - start
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(report, indent=2, default=str))

@@ -48,7 +48,8 @@ MAKE_GRAPH = ".tfvenv/bin/python tools/make_bench_models.py --resnet50-train-gra
 
 def load_workload(folder: Path, batch: int, seed: int = 0) -> Workload:
     """A corpus training case's first step (its own feeds and batch, TF's initial values fed to
-    init), or the training step of a graph.json folder on one fixed batch of `batch` examples."""
+    init), or the step of a graph.json folder on one fixed batch of `batch` examples: training
+    (train_op and loss) or inference (outputs, after the init that fills the weights)."""
     if (folder / "case.json").is_file():
         (w,) = Workload.of_case(Case.load(folder))
         return w
@@ -63,6 +64,9 @@ def load_workload(folder: Path, batch: int, seed: int = 0) -> Workload:
             feeds[f["name"]] = rng.standard_normal(shape).astype(f["dtype"])
         else:
             feeds[f["name"]] = rng.integers(0, 2, shape).astype(f["dtype"])
+    if "outputs" in meta:  # an inference graph whose init fills its weights (--keras-resnet50-graph)
+        return Workload(f"{meta['name']}/b{batch}", folder / "graph.pb", meta["init_op"], {}, list(meta["outputs"]),
+                        feeds, [None] * len(meta["outputs"]))
     return Workload(meta["name"], folder / "graph.pb", meta["init_op"], {}, [meta["train_op"], meta["loss"]],
                     feeds, [None, None])
 

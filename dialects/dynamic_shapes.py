@@ -131,12 +131,30 @@ def _i64_array(values):
     return ir.DenseI64ArrayAttr.get([int(v) for v in values])
 
 
-def broadcast_in_dim(x, shape: Sequence, dims: Sequence[int]):
+def vector_sizes(vector, shape: Sequence) -> dict:
+    """{j: tensor<i32>} for each `?` j of `shape`: entry j of the 1-D integer tensor `vector` (a
+    shape computed at run time: Fill's dims, BroadcastTo's shape)."""
+    i32 = ir.IntegerType.get_signless(32)
+    et = ir.RankedTensorType(vector.type).element_type
+    out = {}
+    for j, d in enumerate(shape):
+        if d is None:
+            one = ir.Operation.create("stablehlo.slice", results=[ir.RankedTensorType.get([1], et)], operands=[vector],
+                                      attributes={"start_indices": _i64_array([j]), "limit_indices": _i64_array([j + 1]),
+                                                  "strides": _i64_array([1])}).result
+            v = ir.Operation.create("stablehlo.reshape", results=[ir.RankedTensorType.get([], et)], operands=[one]).result
+            out[j] = v if et == i32 else ir.Operation.create(
+                "stablehlo.convert", results=[ir.RankedTensorType.get([], i32)], operands=[v]).result
+    return out
+
+
+def broadcast_in_dim(x, shape: Sequence, dims: Sequence[int], sizes: dict | None = None):
     """stablehlo.dynamic_broadcast_in_dim of x to `shape` (None for `?`), x's dimension i becoming
     result dimension dims[i]: a `?` of x stays itself (non-expanding), a static 1 under a `?` or
-    a larger size expands."""
+    a larger size expands. `sizes` (as vector_sizes gives) sizes `?`s x does not have."""
     src = _shape(x)
-    known = {j: dim_size(x, i) for i, j in enumerate(dims) if src[i] is None and shape[j] is None}
+    known = dict(sizes or {})
+    known.update({j: dim_size(x, i) for i, j in enumerate(dims) if src[i] is None and shape[j] is None})
     out_dims = runtime_dims(shape, known)
     expanding, nonexpanding = [], []
     for i, j in enumerate(dims):

@@ -126,7 +126,10 @@ def constant(array, dtype=None) -> Value:
 
 
 def splat(value, shape: Sequence[int], dtype) -> Value:
-    """stablehlo.constant of `shape`, every element the scalar `value` as `dtype`."""
+    """stablehlo.constant of `shape`, every element the scalar `value` as `dtype` (broadcast
+    where `shape` has a `?`)."""
+    if dynamic_shapes.is_dynamic(shape):
+        return broadcast_in_dim(splat(value, [], dtype), shape, [])
     if np.dtype(dtype).kind == "c":  # no complex scalar attribute in the bindings: a dense one
         return constant(np.full(list(shape), value, dtype))
     attr = ir.DenseElementsAttr.get_splat(tensor_type(shape, dtype), _scalar_attr(value, dtype))

@@ -6,6 +6,7 @@ TensorFlow is a development tool only, run from its own venv:
     .tfvenv/bin/python tools/make_bench_models.py                        # every model
     .tfvenv/bin/python tools/make_bench_models.py resnet50_train bert2_infer
     .tfvenv/bin/python tools/make_bench_models.py --resnet50-train-graph 224   # graph only, for GPUs
+    .tfvenv/bin/python tools/make_bench_models.py --keras-resnet50-graph 224   # the same, inference
 
 Each model is a case folder in the shared corpus's format (../shared/graphs/README.md):
 graph.pb, case.json, data.npz, ops.json, but no graph.pbtxt (case.json's graph_pbtxt is null):
@@ -340,6 +341,33 @@ def write_bert_base_train_graph(out: Path) -> Path:
     return folder
 
 
+def write_keras_resnet50_graph(size: int, out: Path) -> Path:
+    """keras.applications.ResNet50 inference at `size`x`size` (batch left unknown) as graph.pb
+    and graph.json, its kernels as variables that `init_weights` fills at random
+    (tools/weights_as_variables.py): the frozen model at 224 is 100 MB, this graph about 0.3 MB,
+    for benchmarks/gpu_check.py. BatchNorm's statistics are calibrated as in keras_resnet50's."""
+    from weights_as_variables import INIT_OP, weights_as_variables
+    from conformance_cases.registry import frozen_graph
+    folder = out / f"keras_resnet50_{size}"
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    keras = keras_seed(rng)
+    model = keras.applications.ResNet50(input_shape=(size, size, 3), weights=None)
+    _calibrate_batchnorm(model, rng, normal(rng, 4, size, size, 3))
+    spec = tf.TensorSpec([None, size, size, 3], tf.float32, name="images")
+    frozen, outputs, _ = frozen_graph(lambda x: model(x, training=False), spec)
+    graph, count = weights_as_variables(frozen)
+    # The logits first: with random kernels the activations grow to ~1e7 and the softmax is
+    # one-hot, so a check on it proves little; the logits compare in relative terms.
+    (softmax,) = [n for n in graph.node if n.op == "Softmax"]
+    outputs = [f"{softmax.input[0]}:0", *outputs]
+    (folder / "graph.pb").write_bytes(graph.SerializeToString())
+    meta = {"name": folder.name, "feeds": [{"name": "images:0", "dtype": "float32", "shape": [None, size, size, 3]}],
+            "init_op": INIT_OP, "outputs": outputs, "variables": count}
+    (folder / "graph.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return folder
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("models", nargs="*", metavar="MODEL", help=f"models to write (default all): {', '.join(MODELS)}")
@@ -348,7 +376,13 @@ def main(argv=None):
                    help="write only ResNet-50 training's graph at SIZExSIZE (resnet50_train_SIZE/)")
     p.add_argument("--bert-base-train-graph", action="store_true",
                    help="write only BERT-base training's graph (bert_base_train/)")
+    p.add_argument("--keras-resnet50-graph", type=int, metavar="SIZE",
+                   help="write only Keras ResNet50 inference's graph at SIZExSIZE, weights as random-init "
+                        "variables (keras_resnet50_SIZE/)")
     args = p.parse_args(argv)
+    if args.keras_resnet50_graph:
+        print(write_keras_resnet50_graph(args.keras_resnet50_graph, args.out))
+        return 0
     if args.bert_base_train_graph:
         print(write_bert_base_train_graph(args.out))
         return 0

@@ -177,4 +177,5 @@ class FunctionShapes:
 
 def _spec_key(spec: TensorSpec) -> tuple:
     value = None if spec.value is None else (spec.value.dtype.str, spec.value.tobytes())
-    return (str(spec.dtype), spec.shape, value, spec.handle)
+    partial = None if spec.partial is None else spec.partial.tobytes()  # (symbolic_dims.py)
+    return (str(spec.dtype), spec.shape, value, spec.handle, partial)

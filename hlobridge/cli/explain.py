@@ -52,6 +52,9 @@ def parse_arguments(argv=None) -> argparse.Namespace:
     p.add_argument("--dispatches", nargs="?", const=",".join(FUSION_MODES), default=None, metavar="MODES",
                    help="compile every cluster and show IREE's dispatch counts under these fusion "
                         f"modes (comma-separated; default: {','.join(FUSION_MODES)})")
+    p.add_argument("--dynamic", action="store_true",
+                   help="say whether each cluster lowers with its unknown dims left ? (one module for every "
+                        "batch), else the node and reason code (docs/dynamic_shapes.md)")
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=DIMS",
                    help="shape of a placeholder or fed tensor for --dispatches, e.g. x:0=32,784 (repeatable)")
     saved_model.add_cli_arguments(p)
@@ -75,7 +78,8 @@ def main(argv=None) -> int:
         fetches, feeds = args.fetch or fetches, args.feed or feeds
     result = explain(graph, jit=args.jit, fetches=fetches, feeds=feeds,
                      min_cluster_size=args.min_cluster_size, max_cluster_size=args.max_cluster_size,
-                     dispatches=modes, input_shapes=input_shapes(args.input_shape), backend=args.backend)
+                     dispatches=modes, input_shapes=input_shapes(args.input_shape), backend=args.backend,
+                     dynamic=args.dynamic)
     print(result.to_json() if args.json else result)
     nodes = None if fetches is None else result.nodes
     try:

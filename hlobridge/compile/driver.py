@@ -170,7 +170,8 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names: d
     progress.report("lowering", f"{len(needed)} ops")
     with lowering_for(backend):
         lowered = lower_to_stablehlo(graph, specs, in_refs, out_refs, functions=functions, target=target,
-                                     keep_f32=pipeline.reduces_precision(stages), dynamic=True)
+                                     keep_f32=pipeline.reduces_precision(stages),
+                                     dynamic=backend == "iree")  # ? dims: IREE's (docs/dynamic_shapes.md)
     if names:
         lowered.rename({str(graph.tensor(k)): v for k, v in names.items()})
     with lowered.context:

@@ -23,7 +23,7 @@ from ..debug import progress
 from ..debug.dump import Dumper
 from ..errors import CompileError, FusionFallbackWarning
 from . import gpu_kernels, iree_stats
-from .options import DATA_TILING_FLAG, CompileOptions
+from .options import DATA_TILING_FLAG, OPTIONAL_CPU_FLAGS, CompileOptions
 
 # IREE's compilation phases, dumped as iree-<phase> (--compile-to accepts each).
 IREE_PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow",
@@ -97,7 +97,7 @@ def _phases_shown(extra: list[str]):
 
 
 def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]) -> bytes:
-    """compile_str; if that fails with data tiling on, again without it; if IREE cannot compile
+    """compile_str; if that fails with data tiling or pad fusion on, again without them; if IREE cannot compile
     hlobridge's dispatch regions (passes/ir/fusion.py), warn and compile the same module
     without them, as fusion="iree" would."""
     def compile_once(src):
@@ -112,8 +112,8 @@ def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]
         return compile_once(source)
     except CompileError as e:
         error = e
-    if DATA_TILING_FLAG in extra:  # IREE 3.13 fails on some packs (options.py): compile untiled
-        extra = [f for f in extra if f != DATA_TILING_FLAG]
+    if set(OPTIONAL_CPU_FLAGS) & set(extra):  # IREE 3.13 fails on some packs (options.py): plainer
+        extra = [f for f in extra if f not in OPTIONAL_CPU_FLAGS]
         try:
             return compile_once(source)
         except CompileError as e:

@@ -29,6 +29,15 @@ CPU_TRIPLES = {"aarch64": "aarch64-unknown-linux-gnu", "x86_64": "x86_64-unknown
 # against none): cnn_train 0.95 and 0.96, bert2_train 0.94, Keras ResNet50 and MobileNetV2 0.97,
 # ResNet-50 training and mlp_adam 0.99, BERT-2 inference 1.01-1.03, seed_mnist_softmax 1.04.
 CPU_DISTRIBUTION_FLAG = "--iree-llvmcpu-distribution-size=128"
+# A convolution's zero padding computed inside the convolution's dispatch (IREE reads the border
+# as zeros) instead of a copy of the padded input in a dispatch of its own: MobileNetV2 96x96
+# batch 5 has 13 such copies before its depthwise convolutions. iree-benchmark-module, local-sync,
+# whole module, median of 7 interleaved runs (2-core VM, 2026-11-28): MobileNetV2 0.84x,
+# cnn_infer_bn 0.98x, Keras ResNet50 0.96x; results bit-identical (docs/performance.md).
+PAD_FUSION = ("auto", "on", "off")
+PAD_FUSION_FLAG = "--iree-dispatch-creation-enable-fuse-padding-into-linalg-consumer-ops"
+# Flags a failing compile drops before giving up (compile/iree.py): IREE 3.13 fails some packs.
+OPTIONAL_CPU_FLAGS = (DATA_TILING_FLAG, PAD_FUSION_FLAG)
 
 
 @dataclass
@@ -50,6 +59,10 @@ class CompileOptions:
     # variables are arguments (training: IREE 3.13 fails to compile a pack dispatch of cnn_train,
     # "large vector sizes", and the cluster would fall back to reference kernels); "on", "off".
     data_tiling: str = "auto"
+    # Convolution padding fused into the convolution's dispatch (PAD_FUSION_FLAG), CPU only: "auto"
+    # turns it on where data tiling's "auto" does (constant weights: inference, where it was
+    # measured; training modules keep IREE's default), "on", "off".
+    pad_fusion: str = "auto"
     # Variables the caller hands over written in place (passes/ir/tie_variables.py): the Session
     # turns it on for its clusters; a module for users (hlobridge-compile) leaves its arguments alone.
     tie_variables: bool = False
@@ -83,11 +96,11 @@ class CompileOptions:
                               estimate_work=self.estimate_work)
 
     def for_module(self, reads_variables: bool) -> "CompileOptions":
-        """These options with `data_tiling="auto"` decided for a module that does, or does not,
-        take variables as arguments."""
-        if self.data_tiling != "auto":
-            return self
-        return replace(self, data_tiling="off" if reads_variables else "on")
+        """These options with `data_tiling` and `pad_fusion` "auto" decided for a module that
+        does, or does not, take variables as arguments."""
+        decided = "off" if reads_variables else "on"
+        return replace(self, data_tiling=decided if self.data_tiling == "auto" else self.data_tiling,
+                       pad_fusion=decided if self.pad_fusion == "auto" else self.pad_fusion)
 
     def lowers_for(self) -> str:
         """The target whose lowering rules build the StableHLO (`lowering_target`, else `target`)."""
@@ -116,6 +129,10 @@ class CompileOptions:
             raise HlobridgeError(f"data_tiling must be one of {', '.join(DATA_TILING)}, got '{self.data_tiling}'")
         if self.data_tiling == "on":
             flags.append(DATA_TILING_FLAG)
+        if self.pad_fusion not in PAD_FUSION:
+            raise HlobridgeError(f"pad_fusion must be one of {', '.join(PAD_FUSION)}, got '{self.pad_fusion}'")
+        if self.pad_fusion == "on" and self.target == "llvm-cpu":
+            flags.append(PAD_FUSION_FLAG)
         bad = [f for f in self.extra_flags if not isinstance(f, str) or not re.fullmatch(r"--?[A-Za-z]\S*", f)]
         if bad:  # ('' reaches compile_str as a TypeError; argparse turns --iree-flag=-- into [])
             shown = bad[0] if isinstance(bad[0], str) else "--"

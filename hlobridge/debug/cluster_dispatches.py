@@ -24,7 +24,9 @@ from ..runtime.interpreter import FunctionRunner
 from ..spec import TensorSpec
 
 
-def _feed_specs(graph: Graph, nodes, cut, input_shapes: dict) -> dict:
+def feed_specs(graph: Graph, nodes, cut, input_shapes: dict | None) -> dict:
+    """Specs of the placeholders among `nodes` and the fed tensors `cut`: the shapes given in
+    `input_shapes`, else the declared ones (unknown dims stay None)."""
     shapes = {graph.tensor(k): tuple(v) for k, v in (input_shapes or {}).items()}
     feeds = {}
     for name in nodes:
@@ -64,7 +66,7 @@ def cluster_launches(graph: Graph, clustering, nodes, *, cut=(), input_shapes=No
     nodes = list(graph.order) if nodes is None else list(nodes)
     functions = FunctionRunner(library_of(graph), None)
     try:
-        specs = infer_specs(graph, set(nodes), _feed_specs(graph, nodes, cut, input_shapes), functions)
+        specs = infer_specs(graph, set(nodes), feed_specs(graph, nodes, cut, input_shapes), functions)
     except HlobridgeError as e:
         for c in clustering.clusters:
             yield c.name, None, str(e)

@@ -35,6 +35,7 @@ class Explanation:
     # cluster -> fusion mode -> IREE's dispatch statistics (explain(..., dispatches=...))
     dispatches: dict | None = None
     backend: str = "iree"  # who compiles the clusters (compile/backend.py), as the Session would decide it
+    dynamic: dict | None = None  # cluster -> whether it lowers with ? dims (explain(..., dynamic=True))
 
     def to_dict(self) -> dict:
         """The explanation as plain data: options, summary, clusters (ops, inputs, variables, outputs)
@@ -54,6 +55,8 @@ class Explanation:
             })
             if self.dispatches is not None:
                 clusters[-1]["dispatches"] = self.dispatches.get(c.name, {})
+            if self.dynamic is not None:
+                clusters[-1]["dynamic"] = self.dynamic.get(c.name, {})
         left_out = [{"node": n, "op": g.nodes[n].op, "reason": code, "message": REASONS[code]}
                     for n in self.nodes if (code := self.clustering.reasons.get(n))]
         return {"graph": g.source, "jit": self.options.jit,
@@ -83,12 +86,21 @@ class Explanation:
             lines.append(f"  outputs:   {', '.join(c['outputs']) or '-'}")
             if "dispatches" in c:
                 lines.append(f"  dispatches: {_format_dispatches(c['dispatches'])}")
+            if "dynamic" in c:
+                lines.append(f"  dynamic:   {_format_dynamic(c['dynamic'])}")
         if d["left_out"]:
             lines.append("\nnot compiled:")
             width = max(len(f"{e['node']} ({e['op']})") for e in d["left_out"])
             for e in d["left_out"]:
                 lines.append(f"  {e['node'] + ' (' + e['op'] + ')':<{width}}  {e['reason']}: {e['message']}")
         return "\n".join(lines)
+
+
+def _format_dynamic(dyn: dict) -> str:
+    """'dynamic (x:0 float32[?,4])', 'static', or the status and the message naming the node."""
+    if "message" in dyn:
+        return f"{dyn.get('status')}: {dyn['message']}"
+    return f"{dyn.get('status')} ({', '.join(dyn['inputs'])})" if dyn.get("inputs") else str(dyn.get("status"))
 
 
 def _format_dispatches(by_mode: dict) -> str:
@@ -101,7 +113,7 @@ def _format_dispatches(by_mode: dict) -> str:
 
 def explain(graph, *, jit: str = "auto", fetches=None, feeds=(), min_cluster_size: int = 4,
             max_cluster_size: int | None = None, dispatches=None, input_shapes=None,
-            compile_options=None, backend: str = "iree", data_parallel=False) -> Explanation:
+            compile_options=None, backend: str = "iree", data_parallel=False, dynamic: bool = False) -> Explanation:
     """Cluster `graph` as a Session with these options would, and say why for the rest.
 
     `data_parallel` (True, or gradient tensor names, as Session takes it) explains the graph a
@@ -110,7 +122,9 @@ def explain(graph, *, jit: str = "auto", fetches=None, feeds=(), min_cluster_siz
     `dispatches` (fusion modes, e.g. ("hlobridge", "iree", "none")) also compiles every
     cluster under each mode and reports IREE's dispatch counts (cluster_dispatches.py);
     `input_shapes` ({tensor: dims}) fixes placeholder or fed shapes for that. `backend` is the
-    Session's ("iree", "xla", "auto"): each cluster says which backend would compile it."""
+    Session's ("iree", "xla", "auto"): each cluster says which backend would compile it.
+    `dynamic` lowers each cluster with its unknown dims left `?` and says whether that works, or
+    which node stops it (reason code `dynamic_dim_unsupported`, cluster_dynamic.py)."""
     graph = load_graph(graph)
     if data_parallel:
         from ..distributed.data_parallel import rewrite
@@ -131,5 +145,9 @@ def explain(graph, *, jit: str = "auto", fetches=None, feeds=(), min_cluster_siz
         from .cluster_dispatches import cluster_dispatches
         counts = cluster_dispatches(graph, clustering, nodes, cut=cut, input_shapes=input_shapes,
                                     modes=tuple(dispatches), options=compile_options)
-    return Explanation(graph, options, clustering, considered, counts, backend)
+    dyn = None
+    if dynamic:
+        from .cluster_dynamic import cluster_dynamic
+        dyn = cluster_dynamic(graph, clustering, nodes, cut=cut)
+    return Explanation(graph, options, clustering, considered, counts, backend, dyn)
 

@@ -284,7 +284,7 @@ class ClusterLaunch:
         self.ahead: dict[tuple, tuple[Future, float]] = {}  # signature -> (its build, when it began)
         self._first_runs = SingleFlight()  # signatures being made, by the first thread that met them
         # Session(dynamic_dims="batch"): signatures with a `?` batch, until one fails to compile
-        self.dynamic = config.dynamic_dims == "batch"
+        self.dynamic = config.dynamic_dims == "batch" and config.options.backend == "iree"
 
     @cached_property
     def op_histogram(self) -> dict[str, int]:

@@ -3,8 +3,11 @@ shapes: every backend row (IREE, XLA, an IREE variant) checked against the CPU's
 result before it is timed, the JAX anchor, the table last and the JSON report; a missing model
 is a skipped row naming the command that writes it; a variants module that is absent adds none."""
 
+import argparse
 import json
+import time
 
+import numpy as np
 import pytest
 
 from benchmarks import gpu_check
@@ -53,3 +56,16 @@ def test_precompile_fills_a_cache_of_cuda_modules_without_a_gpu(tmp_path):
     assert gpu_check.main(["--smoke", "--precompile", str(cache), "--only", "cnn_infer_bn/batch4",
                            "--precisions", "f32", "--variants-module", "benchmarks.no_such_module"]) == 0
     assert len(list(cache.glob("*.vmfb"))) == 2  # the f32 and the bf16 module of the one cluster
+
+
+def test_the_bert_anchors_train_the_same_model_to_the_same_loss():
+    """JAX's and PyTorch's BERT (gpu_anchors.py) share parameters, data and Adam: their first
+    losses agree (PyTorch where installed; the GPU machine has it)."""
+    args = argparse.Namespace(smoke=True, anchor_job=None, precisions=["f32"], steps=1, repeat=1, warmup=0)
+    label, batch, runners = gpu_check.anchor_sets(args)["mlp_adam"]
+    rows = {r["runner"]: r for r in gpu_check.anchors(label, batch, runners, args, time.perf_counter() + 300)}
+    assert rows["jax"]["first_loss"] == pytest.approx(np.log(2), abs=0.05)  # two classes, BERT's 0.02 init
+    if "skipped" not in rows["pytorch"]:
+        assert rows["pytorch"]["first_loss"] == pytest.approx(rows["jax"]["first_loss"], rel=1e-4)
+    else:
+        assert rows["pytorch"]["skipped"] == "not installed: torch"

@@ -6,9 +6,12 @@ import json
 import math
 import shutil
 
+import numpy as np
 import pytest
 
 from benchmarks import train_throughput as bench
+from benchmarks.common import start
+from tests.conftest import TESTS
 from tests.corpus import Case
 
 
@@ -52,3 +55,18 @@ def test_a_graph_json_folder_takes_the_batch_asked(mlp_adam, tmp_path):
 def test_a_folder_without_metadata_says_how_to_make_the_graph(tmp_path):
     with pytest.raises(SystemExit, match="--resnet50-train-graph"):
         bench.load_workload(tmp_path, 4)
+
+
+def test_an_inference_folder_fills_its_weights_at_init_as_tensorflow_does(tmp_path):
+    """graph.json with `outputs`: an inference graph whose kernels are variables its init op
+    draws at random (tools/weights_as_variables.py, as --keras-resnet50-graph writes Keras
+    ResNet50 for the GPU check); hlobridge's init draws TensorFlow's weights, so the outputs
+    on TF's recorded feed are TF's."""
+    folder = TESTS / "data" / "weights_as_variables" / "cnn_infer_bn"
+    tf_run = np.load(folder / "tensorflow.npz")
+    w = bench.load_workload(folder, 4)
+    assert w.init == "init_weights" and w.fetches == ["Identity:0", "Identity_1:0"] and w.expected == [None, None]
+    sess, _, _ = start(w, "auto", "cpu", False)
+    got = sess.run(w.fetches, {"images:0": tf_run["feed0"]})
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, tf_run[f"output{i}"], rtol=1e-4, atol=1e-5)

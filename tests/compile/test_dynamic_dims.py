@@ -76,3 +76,50 @@ def test_an_op_without_a_dynamic_rule_names_the_node_and_asks_for_the_dim():
          Tshape=np.int32)
     with pytest.raises(HlobridgeError, match=r"node 'r' \(Reshape\).*--input-shape"):
         compile_graph(b.graph())
+
+
+def test_shapes_computed_from_a_dynamic_batch():
+    """tf.shape(x) of a `?` batch feeding Fill, BroadcastTo, Range, a Reshape that splits and a
+    ZerosLike: partly known values (analysis/symbolic_dims.py) become `?` dims sized at run time."""
+    b = GraphBuilder()
+    x = b.placeholder("x", np.float32, (None, 6))
+    shape = b.op("Shape", [x], name="shape", T=np.float32, out_type=np.int32)
+    filled = b.op("Fill", [shape, b.const("one", np.float32(1.5))], name="fill", T=np.float32, index_type=np.int32)
+    row = b.const("row", np.arange(6, dtype=np.float32))
+    spread = b.op("BroadcastTo", [row, shape], name="bcast", T=np.float32, Tidx=np.int32)
+    batch = b.op("StridedSlice", [shape, *(b.const(n, np.array([v], np.int32)) for n, v in
+                                           (("b0", 0), ("b1", 1), ("b2", 1)))], name="batch", T=np.int32,
+                 Index=np.int32, shrink_axis_mask=1, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0)
+    rng = b.op("Range", [b.const("r0", np.int32(0)), batch, b.const("r1", np.int32(1))], name="range", Tidx=np.int32)
+    col = b.op("Cast", [b.op("Reshape", [rng, b.const("col_shape", np.array([-1, 1], np.int32))], name="col",
+                             T=np.int32, Tshape=np.int32)], name="colf", SrcT=np.int32, DstT=np.float32, Truncate=False)
+    split = b.op("Reshape", [x, b.op("Pack", [batch, b.const("two", np.int32(2)), b.const("three", np.int32(3))],
+                                     name="pack", T=np.int32, N=3, axis=0)], name="split", T=np.float32, Tshape=np.int32)
+    merged = b.op("Reshape", [split, shape], name="merged", T=np.float32, Tshape=np.int32)
+    total = b.op("AddV2", [b.op("AddV2", [filled, spread], name="a1", T=np.float32),
+                           b.op("Mul", [col, merged], name="a2", T=np.float32)], name="a3", T=np.float32)
+    b.op("AddV2", [total, b.op("ZerosLike", [x], name="zeros", T=np.float32)], name="y", T=np.float32)
+    model = compile_graph(b.graph())
+    assert model.lowered.signature.outputs[0][1].shape == (None, 6)
+    module = model.load()
+    for n in (1, 3, 5):
+        xv = RNG.standard_normal((n, 6)).astype(np.float32)
+        want = 1.5 + np.arange(6) + np.arange(n)[:, None] * xv
+        np.testing.assert_allclose(module.run({"x": xv})["y:0"], want, rtol=1e-6)
+
+
+def test_explain_says_which_cluster_takes_a_dynamic_batch(tmp_path, capsys):
+    from hlobridge.cli import explain as explain_cli
+    b = GraphBuilder()
+    x = b.placeholder("x", np.float32, (None, 4))
+    h = b.op("Tanh", [b.op("Exp", [x], name="e", T=np.float32)], name="t", T=np.float32)
+    h = b.op("Relu", [b.op("Mul", [h, h], name="m", T=np.float32)], name="r0", T=np.float32)
+    b.op("Reshape", [h, b.const("s", np.array([-1, 8], np.int32))], name="r", T=np.float32, Tshape=np.int32)
+    write_graphdef(b.graph_def, tmp_path / "bad.pbtxt")
+    assert explain_cli.main([str(tmp_path / "bad.pbtxt"), "--dynamic"]) == 0
+    out = capsys.readouterr().out
+    assert "dynamic:   dynamic_dim_unsupported: node 'r' (Reshape) cannot take a dynamic dimension" in out
+    write_graphdef(mlp_graph().graph_def, tmp_path / "good.pbtxt")
+    assert explain_cli.main([str(tmp_path / "good.pbtxt"), "--dynamic", "--json"]) == 0
+    clusters = json.loads(capsys.readouterr().out)["clusters"]
+    assert [c["dynamic"] for c in clusters] == [{"status": "dynamic", "inputs": ["x:0 float32[?,8]"]}]

@@ -3,7 +3,7 @@
 import pytest
 
 from hlobridge import HlobridgeError
-from hlobridge.compile.options import CPU_DISTRIBUTION_FLAG, DATA_TILING_FLAG, CompileOptions
+from hlobridge.compile.options import CPU_DISTRIBUTION_FLAG, DATA_TILING_FLAG, PAD_FUSION_FLAG, CompileOptions
 
 
 def test_cpu_and_cuda_flags():
@@ -22,9 +22,18 @@ def test_data_tiling_is_decided_by_where_the_weights_are():
     assert CompileOptions(data_tiling="on").for_module(reads_variables=True).data_tiling == "on"
 
 
+def test_pad_fusion_goes_with_constant_weights_on_the_cpu():
+    assert PAD_FUSION_FLAG in CompileOptions().for_module(reads_variables=False).iree_flags()
+    assert PAD_FUSION_FLAG not in CompileOptions().for_module(reads_variables=True).iree_flags()
+    assert PAD_FUSION_FLAG not in CompileOptions(pad_fusion="off").for_module(reads_variables=False).iree_flags()
+    cuda = CompileOptions(target="cuda").for_module(reads_variables=False)
+    assert PAD_FUSION_FLAG not in cuda.iree_flags()
+
+
 @pytest.mark.parametrize("options, message", [
     (CompileOptions(target="tpu"), "unknown target 'tpu'"),
     (CompileOptions(data_tiling="yes"), "data_tiling must be one of auto, on, off"),
+    (CompileOptions(pad_fusion="yes"), "pad_fusion must be one of auto, on, off"),
     (CompileOptions(target="cuda", cuda_arch="hopper"), "--cuda-arch must look like sm_80"),
     (CompileOptions(target="cuda", lowering_target="tpu"), "unknown lowering target 'tpu'"),
 ])

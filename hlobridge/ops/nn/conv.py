@@ -163,7 +163,19 @@ _ROW_TAP_MIN_K = 128
 # were cheap: ResNet-50's conv1 forward alone 0.56 -> 0.60-0.72 ms. Earlier forms of the same
 # patches lost: as the left operand contracting axis 0 (4-d, IREE fused the copies but
 # `--fusion none` exceeded its stack limit; 2-d, IREE transposed it back: no gain).
+# A frozen first layer, though, is faster still as IREE's own convolution (one dispatch, no
+# patches) now that its padding is fused in (compile/options.py's pad_fusion): the first
+# convolution alone, data-tiled and pad-fused, iree-benchmark-module local-sync CPU time,
+# median of 5-7 interleaved runs (2-core VM, 2026-11-28): cnn_infer_bn's 3x3 (4x32x32x3 -> 16)
+# 0.74x, MobileNetV2's 3x3 stride 2 (5x96x96x3 -> 32) 0.60x, Keras ResNet50's 7x7 stride 2
+# (2x64x64x3 -> 64) 0.87x. A trained filter (an argument) keeps the patches: not measured.
 _CHANNEL_MAJOR_MAX_C = 4
+
+
+def _direct_first_conv(x, w) -> bool:
+    """Whether the convolution stays one stablehlo.convolution on the CPU: a constant filter
+    over at most _CHANNEL_MAJOR_MAX_C input channels (see above)."""
+    return hlo.shape_of(x)[-1] <= _CHANNEL_MAJOR_MAX_C and hlo.is_constant(w)
 
 
 def _row_taps(x, w, dtype, kernel, strides, pads, out_sizes, lhs_dilation=None) -> bool:
@@ -288,7 +300,7 @@ def conv_lower(ctx, x, w):
         *kernel, c, m = hlo.shape_of(w)
         w = hlo.reshape(w, [*kernel, 1, c * m])
     out = ctx.out()
-    if _im2col(ctx, fmt, groups):
+    if _im2col(ctx, fmt, groups) and not _direct_first_conv(x, w):
         if _row_taps(x, w, out.dtype, win.kernel, win.strides, win.pads, win.out):
             return _row_tap_conv(x, w, out, win.kernel, win.strides, win.dilations, win.pads, win.out)
         if hlo.shape_of(x)[-1] <= _CHANNEL_MAJOR_MAX_C:

@@ -14,6 +14,7 @@ from ..helpers import (as_out, broadcast_shapes, ints, normalize_axis, out_spec,
                        unknown_vector_dims, value_of)
 from ..registry import register
 from ..traced import Traced
+from ...analysis.symbolic_dims import shape_from
 from ..typesets import SIGNED_NUMBER
 
 
@@ -42,8 +43,17 @@ register("Tile", infer=_tile_infer, attrs=("T", "Tmultiples"), const_inputs=(1,)
          kernel=lambda ctx, x, m: np.tile(x, ints(m)))
 
 
+def _sized(x, shape, dims, vector):
+    """x broadcast to `shape`; `?`s sized by the run-time shape `vector` where it is a Value."""
+    if vector is None or None not in shape:
+        return hlo.broadcast_in_dim(x, shape, dims)
+    return dynamic_shapes.broadcast_in_dim(x, shape, dims, dynamic_shapes.vector_sizes(vector, shape))
+
+
 def _broadcast_to_infer(ctx):
     x, target = ctx.inputs[0], value_of(ctx, 1)
+    if target is None and ctx.inputs[1].partial is not None:  # a shape from tf.shape(x): ? entries
+        return [out_spec(ctx, shape_from(ctx.inputs[1]))]
     if target is None:
         return [out_spec(ctx, unknown_vector_dims(ctx, 1))]
     target = tuple(ints(target))
@@ -52,19 +62,27 @@ def _broadcast_to_infer(ctx):
     return [out_spec(ctx, target)]
 
 
-register("BroadcastTo", infer=_broadcast_to_infer, attrs=("T", "Tidx"), const_inputs=(1,),
-         lower=lambda ctx, x, _: hlo.broadcast_to(x, ctx.out().shape),
+def _broadcast_to_lower(ctx, x, shape=None):
+    out = ctx.out().shape
+    rank = len(hlo.shape_of(x))
+    return _sized(x, out, range(len(out) - rank, len(out)), shape) if hlo.shape_of(x) != list(out) else x
+
+
+register("BroadcastTo", infer=_broadcast_to_infer, attrs=("T", "Tidx"), const_inputs=(1,), dynamic_inputs=(1,),
+         lower=_broadcast_to_lower,
          kernel=lambda ctx, x, shape: np.broadcast_to(x, ints(shape)).copy())
 
 
 def _fill_infer(ctx):
     dims = value_of(ctx, 0)
     shape = unknown_vector_dims(ctx, 0) if dims is None else ints(dims)
+    if dims is None and ctx.inputs[0].partial is not None:  # tf.fill(tf.shape(x), v): ? entries
+        shape = shape_from(ctx.inputs[0])
     return [out_spec(ctx, shape, 1)]
 
 
-register("Fill", infer=_fill_infer, attrs=("T", "index_type"), const_inputs=(0,),
-         lower=lambda ctx, _, v: hlo.broadcast_in_dim(v, ctx.out().shape, []),
+register("Fill", infer=_fill_infer, attrs=("T", "index_type"), const_inputs=(0,), dynamic_inputs=(0,),
+         lower=lambda ctx, dims, v: _sized(v, ctx.out().shape, [], dims),
          kernel=lambda ctx, dims, v: np.full(ints(dims), v, ctx.out().dtype))
 
 

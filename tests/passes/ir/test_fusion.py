@@ -28,7 +28,7 @@ MODES = ("hlobridge", "iree", "none")
 # Dispatches per call of one run (training: a train step) summed over its clusters, as IREE
 # 3.13 llvm-cpu counts them (--iree-scheduling-dump-statistics).
 DISPATCHES = {
-    "cnn_infer_bn": {"hlobridge": 19, "iree": 19, "none": 42},
+    "cnn_infer_bn": {"hlobridge": 9, "iree": 9, "none": 30},
     "cnn_train": {"hlobridge": 110, "iree": 108, "none": 289},
     "control_flow_v1": {"hlobridge": 6, "iree": 6, "none": 8},
     "mlp_adam": {"hlobridge": 23, "iree": 24, "none": 141},
@@ -189,7 +189,8 @@ def test_compile_cli_writes_stats(shared_graphs, tmp_path):
         data = json.loads(stats.read_text())
         assert data["fusion"] == mode and data["executables"] <= data["dispatches"]
         counts[mode] = data["dispatches"]
-    assert counts == {"hlobridge": DISPATCHES["cnn_infer_bn"]["hlobridge"], "none": DISPATCHES["cnn_infer_bn"]["none"]}
+    # untiled, the hlobridge mode has no packing of the one activation its data-tiled count includes
+    assert counts == {"hlobridge": DISPATCHES["cnn_infer_bn"]["hlobridge"] - 1, "none": DISPATCHES["cnn_infer_bn"]["none"]}
 
 
 def test_explain_cli_shows_dispatches_per_cluster(shared_graphs, capsys):
