@@ -62,3 +62,25 @@ def test_a_cluster_without_a_dynamic_rule_compiles_per_shape_without_falling_bac
         np.testing.assert_allclose(sess.run("y:0", {"x:0": v}), 1 / (1 + np.exp(-np.tanh(e * e))), rtol=1e-5)
     assert {e.source for e in sess.compile_events} == {"compiled"}
     assert all("?" not in t for e in sess.compile_events for t in e.input_texts())
+
+
+def test_load_saved_model_runs_every_batch_with_one_compile_per_cluster():
+    """`load_saved_model(..., dynamic_dims="batch")`: the Keras export's `None` batch stays `?`, so
+    rows 1, 3, 4 and 5 of TF's batch run on the clusters compiled for the first size."""
+    import hlobridge
+    from tests.frontend.saved_model_data import array, case
+
+    root, ref = case("keras_export")
+    sig = ref["signatures"]["serving_default"]
+    clear_memory_cache()
+    model = hlobridge.load_saved_model(root / "saved_model", jit="auto", cache_dir=False, dynamic_dims="batch")
+    x = {k: array(v) for k, v in sig["inputs"].items()}
+    want = {k: array(v) for k, v in sig["outputs"].items()}
+    for n in (5, 1, 3, 4):
+        got = model.run({k: v[:n] for k, v in x.items()})
+        for key, expected in want.items():
+            np.testing.assert_allclose(got[key], expected[:n], rtol=1e-5, atol=1e-5, err_msg=f"{key} batch {n}")
+    events = model.session.compile_events
+    compiled = [e.cluster for e in events if e.source == "compiled"]
+    assert compiled and len(compiled) == len(set(compiled)), [(e.cluster, e.source) for e in events]
+    assert {e.source for e in events} <= {"compiled", "memory"}
