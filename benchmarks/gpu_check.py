@@ -357,7 +357,14 @@ def main(argv=None) -> int:
     deadline = start + args.budget_s
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": platform.node(),
               "device": args.device, "smoke": args.smoke, "versions": versions(), "rows": []}
+    def save() -> None:
+        """The report so far: a run cut off by the lease's limit still leaves every row it timed."""
+        report["seconds"] = time.perf_counter() - start
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(report, indent=2, default=str))
+
     report.update(cuda_tests(args, deadline))
+    save()
     print(f"cuda tests: {report['cuda_tests']}", file=sys.stderr, flush=True)
     rows = report["rows"]
     anchor_sets_by_job = {} if args.no_anchors else anchor_sets(args)
@@ -385,11 +392,11 @@ def main(argv=None) -> int:
                     rows.append({"workload": job.name, "runner": f"hlobridge {backend}", "precision": precision,
                                  "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]})
                 print(json.dumps(rows[-1], default=str), file=sys.stderr, flush=True)
+                save()
         if job.name in anchor_sets_by_job:
             rows += anchors(*anchor_sets_by_job[job.name], args, deadline)
-    report["seconds"] = time.perf_counter() - start
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(report, indent=2, default=str))
+            save()
+    save()
     print(table(rows))
     print(f"{report['date']} {args.device}; {report['seconds']:.0f} s; {report['versions']}")
     return 0 if all(r.get("check", "ok") == "ok" for r in rows) else 1
