@@ -222,8 +222,15 @@ def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names:
     backend = backend_of(options)
     options = replace(options, backend=backend.name)  # "auto" decided
     dump = dump if dump is not None else Dumper.from_flags(dump_dir)
-    lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, names=names,
-                          dump=dump, stages=options.stages(), backend=backend.name, target=options.lowers_for())
+    lower = dict(inputs=inputs, outputs=outputs, input_shapes=input_shapes, names=names, dump=dump,
+                 stages=options.stages(), backend=backend.name, target=options.lowers_for())
+    if options.batch_sizes:
+        from .buckets import lower_with_buckets  # (it reuses this module's helpers)
+        if backend.name != "iree":
+            raise HlobridgeError("--batch-sizes: IREE modules only (the XLA backend compiles per shape)")
+        lowered = lower_with_buckets(graph, options.batch_sizes, pad=options.pad_batches, lower=lower_graph, **lower)
+    else:
+        lowered = lower_graph(graph, **lower)
     text = lowered.text()
     options = options.for_module(reads_variables=bool(lowered.resource_args))
     stats = {"fusion": options.fusion} if backend.name == "iree" else {"backend": backend.name}
