@@ -35,15 +35,12 @@ def parse_sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
-def lower_with_buckets(graph, sizes, *, pad: bool, lower, inputs=None, outputs=None, input_shapes=None,
-                       **kwargs):
+def lower_with_buckets(graph, feeds: dict, out_refs: list, sizes, *, pad: bool, lower, inputs=None,
+                       outputs=None, input_shapes=None, **kwargs):
     """`lower` (driver.lower_graph) once with the `?` batch and once per size in `sizes`, the
-    static functions merged into the dynamic module as `main_b<size>`."""
-    from .driver import input_specs, resolve_io  # the driver imports this module lazily
-
+    static functions merged into the dynamic module as `main_b<size>`; `feeds` are the
+    graph's input specs and `out_refs` its outputs, as the driver resolved them."""
     graph = load_graph(graph)
-    in_refs, out_refs = resolve_io(graph, inputs, outputs)
-    feeds = input_specs(graph, in_refs, input_shapes)
     batched = {r: s for r, s in feeds.items() if s.shape is not None and len(s.shape) and s.shape[0] is None}
     if not batched:
         raise HlobridgeError("--batch-sizes: no input has an unknown batch (first) dimension "
