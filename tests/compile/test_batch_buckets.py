@@ -77,3 +77,12 @@ def test_bad_bucket_flags_give_one_line(tmp_path, capsys, argv, message):
     write_graphdef(batch_mean_graph().graph_def, tmp_path / "g.pbtxt")
     with pytest.raises(HlobridgeError, match=message):
         compile_cli.main([str(tmp_path / "g.pbtxt"), "-o", str(tmp_path / "m.vmfb"), *argv])
+
+
+def test_explain_says_why_a_cluster_cannot_pad(tmp_path, capsys):
+    from hlobridge.cli import explain as explain_cli
+    b = batch_mean_graph()
+    b.op("Relu", [b.op("Exp", ["y:0"], name="e", T=np.float32)], name="r", T=np.float32)
+    write_graphdef(b.graph_def, tmp_path / "g.pbtxt")
+    assert explain_cli.main([str(tmp_path / "g.pbtxt"), "--dynamic", "--min-cluster-size", "2"]) == 0
+    assert "batch padding: cannot pad: node colsum (Sum over axis 0) mixes rows" in capsys.readouterr().out
