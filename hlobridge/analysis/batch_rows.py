@@ -10,7 +10,8 @@ op this module does not know refuses padding with its name rather than risking w
   DepthwiseConv2dNative, pooling, BiasAdd, inference (`is_training=false`) FusedBatchNorm,
   Softmax over the last axis;
 - reductions not over axis 0, Transpose keeping axis 0 first, Reshape keeping the batch as
-  its first dimension.
+  its first dimension (ExpandDims, Squeeze alike), Pad not padding axis 0, GatherV2 of a
+  static table by batch indices (an embedding).
 
 Everything else mixes rows or may: reductions over axis 0, training BatchNorm, a Transpose or
 Reshape that moves the batch. `mixing_node` names the first such node.
@@ -24,7 +25,7 @@ Softsign Exp Log Log1p Sqrt Rsqrt Square Neg Abs Sign Floor Ceil Round Reciproca
 Add AddV2 Sub Mul Div RealDiv DivNoNan Maximum Minimum Pow SquaredDifference FloorDiv FloorMod
 BiasAdd MatMul BatchMatMul BatchMatMulV2 BatchMatMulV3 Conv2D DepthwiseConv2dNative MaxPool AvgPool
 Softmax LogSoftmax Select SelectV2 Equal NotEqual Less LessEqual Greater GreaterEqual LogicalAnd
-LogicalOr LogicalNot ClipByValue AddN Gelu Pad PadV2 MirrorPad ExpandDims Squeeze GatherV2
+LogicalOr LogicalNot ClipByValue AddN Gelu
 """.split())
 REDUCTIONS = frozenset("Mean Sum Max Min Prod All Any ArgMax ArgMin".split())
 GRAPH_INPUT_OPS = frozenset("Placeholder PlaceholderWithDefault Const".split())
@@ -54,10 +55,15 @@ def _reason(node, specs) -> str | None:
     if op == "Transpose":
         perm = ins[1].value if len(ins) > 1 and ins[1] is not None else None
         return None if perm is not None and int(perm.reshape(-1)[0]) == 0 else "Transpose moves the batch"
-    if op == "Reshape":
+    if op == "GatherV2":  # an embedding lookup of batch ids keeps rows; gathering batch rows does not
+        return None if ins and not _batch_dynamic(ins[0]) else "GatherV2 of batch rows"
+    if op in ("Pad", "PadV2", "MirrorPad"):
+        pads = ins[1].value if len(ins) > 1 and ins[1] is not None else None
+        return None if pads is not None and not pads.reshape(-1)[:2].any() else f"{op} adds rows to the batch"
+    if op in ("Reshape", "ExpandDims", "Squeeze"):
         out = next((s for r, s in specs.items() if r.node == node.name and r.index == 0), None)
         same = out is not None and len(out.shape) > 0 and ins and out.shape[0] == ins[0].shape[0]
-        return None if same else "Reshape moves the batch"
+        return None if same else f"{op} moves the batch"
     return f"{op} is not known to keep rows apart"
 
 
