@@ -21,7 +21,7 @@ from pathlib import Path
 from hlobridge.passes.ir import pipeline
 from hlobridge.passes.ir.fusion import MODES as FUSION_MODES
 
-from ..compile import driver as compiler
+from ..compile import buckets, driver as compiler
 from ..compile.driver import CompileOptions, Dumper
 from ..compile.backend import resolve
 from ..compile.gpu_cards import CARDS, DEFAULT_CARD, card as gpu_card
@@ -79,6 +79,12 @@ def parse_arguments(argv=None) -> argparse.Namespace:
                         "'simplify', 'cse', 'iree-flow')")
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG",
                    help="extra flag passed to iree-compile (repeatable)")
+    p.add_argument("--batch-sizes", default=None, metavar="N,N,...",
+                   help="beside the dynamic-batch main, static functions for these batch sizes in the "
+                        "same .vmfb; the runtime picks one when the fed batch matches (docs/dynamic_shapes.md)")
+    p.add_argument("--pad-to-batch-sizes", action="store_true",
+                   help="with --batch-sizes: run a batch padded up to the next listed size, where no op "
+                        "mixes rows of the batch (else the compile says which node does)")
     add_io_arguments(p)
     saved_model.add_cli_arguments(p)
     add_output_arguments(p)
@@ -92,7 +98,11 @@ def main(argv=None) -> int:
     options = CompileOptions(target=args.target, cpu=args.cpu, cpu_triple=args.cpu_triple,
                              cuda_arch=args.cuda_arch, extra_flags=args.iree_flag,
                              precision=args.precision, fusion=args.fusion, data_tiling=args.data_tiling,
-                             backend=args.backend)
+                             backend=args.backend,
+                             batch_sizes=buckets.parse_sizes(args.batch_sizes) if args.batch_sizes else (),
+                             pad_batches=args.pad_to_batch_sizes)
+    if args.pad_to_batch_sizes and not args.batch_sizes:
+        raise HlobridgeError("--pad-to-batch-sizes needs --batch-sizes")
     io = io_options(args)
     check_output_path(args.output)
     if args.output == "-" and args.emit == "vmfb":
@@ -125,6 +135,9 @@ def main(argv=None) -> int:
             print(gpu_report.format_summary(found["gpu"], found["gpu_dispatches"]), file=sys.stderr)
         _write(args.stats, (json.dumps(stats, indent=2) + "\n").encode())
     sig = model.signature
+    if args.batch_sizes and not args.quiet:
+        print(f"batch sizes {args.batch_sizes}: static functions beside the dynamic main; padding: "
+              f"{model.lowered.notes.get('batch_padding', 'off')}", file=sys.stderr)
     if not args.quiet:
         kind = args.target if model.options.backend == "iree" else f"{model.options.backend} portable artifact"
         print(f"wrote {args.output} ({len(model.vmfb)} bytes, {kind}): "

@@ -33,6 +33,7 @@ from ..ops.kinds import GRAPH_INPUTS
 from ..runtime.interpreter import FunctionRunner
 from ..spec import TensorSpec
 from .backend import backend_of
+from .buckets import lower_with_buckets
 from .iree import IREE_PHASES, compile_mlir  # noqa: F401  (public here)
 from .options import CPU_TRIPLES, DEFAULT_CUDA_ARCH, TARGETS, CompileOptions  # noqa: F401  (public here)
 
@@ -222,8 +223,17 @@ def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names:
     backend = backend_of(options)
     options = replace(options, backend=backend.name)  # "auto" decided
     dump = dump if dump is not None else Dumper.from_flags(dump_dir)
-    lowered = lower_graph(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, names=names,
-                          dump=dump, stages=options.stages(), backend=backend.name, target=options.lowers_for())
+    lower = dict(inputs=inputs, outputs=outputs, input_shapes=input_shapes, names=names, dump=dump,
+                 stages=options.stages(), backend=backend.name, target=options.lowers_for())
+    if options.batch_sizes:
+        if backend.name != "iree":
+            raise HlobridgeError("--batch-sizes: IREE modules only (the XLA backend compiles per shape)")
+        graph = load_graph(graph)
+        in_refs, out_refs = resolve_io(graph, inputs, outputs)
+        lowered = lower_with_buckets(graph, input_specs(graph, in_refs, input_shapes), out_refs,
+                                     options.batch_sizes, pad=options.pad_batches, lower=lower_graph, **lower)
+    else:
+        lowered = lower_graph(graph, **lower)
     text = lowered.text()
     options = options.for_module(reads_variables=bool(lowered.resource_args))
     stats = {"fusion": options.fusion} if backend.name == "iree" else {"backend": backend.name}

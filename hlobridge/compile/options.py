@@ -71,6 +71,10 @@ class CompileOptions:
     estimate_work: bool = False
     # "iree" or "xla" (or "auto", which `compile.backend.resolve` decides before compiling)
     backend: str = "iree"
+    # Static functions `main_b<size>` beside the dynamic `main` for these batch sizes, and whether a
+    # batch may run padded up to the next size where no op mixes rows (compile/buckets.py)
+    batch_sizes: tuple = ()
+    pad_batches: bool = False
     # f32 dots and convolutions on XLA: "highest" (exact f32, as TensorFlow computes) or "tf32"
     # (XLA:GPU's DEFAULT precision: TF32 tensor cores on Ampere and later). IREE 3.13's CUDA
     # target has no TF32 path, so IREE ignores it.

@@ -5,11 +5,13 @@ Shapes come from shape inference with the placeholders' declared shapes (a `None
 unknown); each cluster is lowered as `Session(dynamic_dims=...)` would lower it, with every
 unknown dimension of its inputs `?`. A cluster whose op takes no `?` gets the reason code
 `dynamic_dim_unsupported` and the lowering's one-line message naming the node; a cluster with
-only static inputs is "static". Nothing is compiled.
+only static inputs is "static". A dynamic one also says whether a batch may be padded up to a
+static bucket ("pads", or "cannot pad: node X (Sum over axis 0) mixes rows"). Nothing is compiled.
 """
 
 from __future__ import annotations
 
+from ..analysis.batch_rows import padding_note
 from ..analysis.shape_inference import infer_specs
 from ..compile.cache import CompileCache
 from ..compile.driver import CompileOptions
@@ -53,5 +55,7 @@ def cluster_dynamic(graph: Graph, clustering, nodes, *, cut=()) -> dict[str, dic
             result[cluster.name] = {"status": code, "inputs": dynamic, "message": str(e)}
             continue
         result[cluster.name] = {"status": "dynamic" if dynamic else "static", "inputs": dynamic}
+        if dynamic:  # whether --pad-to-batch-sizes may pad it (analysis/batch_rows.py)
+            result[cluster.name]["batch_padding"] = padding_note(graph, cluster.nodes, specs)
     return result
 

@@ -100,7 +100,8 @@ def _format_dynamic(dyn: dict) -> str:
     """'dynamic (x:0 float32[?,4])', 'static', or the status and the message naming the node."""
     if "message" in dyn:
         return f"{dyn.get('status')}: {dyn['message']}"
-    return f"{dyn.get('status')} ({', '.join(dyn['inputs'])})" if dyn.get("inputs") else str(dyn.get("status"))
+    text = f"{dyn.get('status')} ({', '.join(dyn['inputs'])})" if dyn.get("inputs") else str(dyn.get("status"))
+    return f"{text}; batch padding: {dyn['batch_padding']}" if "batch_padding" in dyn else text
 
 
 def _format_dispatches(by_mode: dict) -> str:

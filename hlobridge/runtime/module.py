@@ -26,6 +26,7 @@ import iree.runtime as rt
 from .. import dtypes, limits
 from ..device_checks import device_check_error
 from ..errors import HlobridgeError, InputError
+from .buckets import with_buckets
 from .caller_affinity import waiting_beside_the_pool
 from .host import is_device_array, shape_of, to_host
 from .straight_call import StraightCall
@@ -274,6 +275,7 @@ class LoadedModule(ModuleFunctions):
             sig_text = reflection.get(SIGNATURE_KEY)
             sig = Signature.from_json(sig_text) if sig_text else None
             self.functions[fname] = CompiledFunction(self, fname, self._bound[fname], sig, reflection)
+        self.functions = with_buckets(self.functions)  # `main` picks main_b8 for a batch of 8
 
 
 def _input_name(key: str, names: list[str]) -> str:

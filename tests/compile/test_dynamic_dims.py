@@ -122,4 +122,5 @@ def test_explain_says_which_cluster_takes_a_dynamic_batch(tmp_path, capsys):
     write_graphdef(mlp_graph().graph_def, tmp_path / "good.pbtxt")
     assert explain_cli.main([str(tmp_path / "good.pbtxt"), "--dynamic", "--json"]) == 0
     clusters = json.loads(capsys.readouterr().out)["clusters"]
-    assert [c["dynamic"] for c in clusters] == [{"status": "dynamic", "inputs": ["x:0 float32[?,8]"]}]
+    assert [c["dynamic"] for c in clusters] == [{"status": "dynamic", "inputs": ["x:0 float32[?,8]"],
+                                                 "batch_padding": "pads"}]

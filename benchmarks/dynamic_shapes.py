@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Static, dynamic and bucketed modules against each other on whole models (docs/dynamic_shapes.md).
+
+    python benchmarks/dynamic_shapes.py                               # bert2_infer, keras_mobilenetv2 at 1, 8
+    python benchmarks/dynamic_shapes.py --models bert2_infer --batches 1 8 32
+    python benchmarks/dynamic_shapes.py --no-static                   # skip the separate static modules
+
+Per model, one module compiled with `--batch-sizes` of the batches (compile/buckets.py) gives two
+columns: "dynamic" calls its `?`-batch `main` directly (`module.main.dynamic`, the module
+`hlobridge-compile` writes without --batch-sizes), "bucketed" calls `module.main`, which picks
+`main_b<N>` (the runtime's choice included in the time). "static" is a separate module compiled for
+that one batch (`--input-shape`), as hlobridge compiled before dynamic dims. Per batch the three
+take turns in blocks of `--calls` calls, alternating which goes first, `--repeat` blocks each;
+ms/call is a block's time / calls, the median over blocks. Feeds are the model's recorded ones
+(bench-models/<model>/data.npz), rows repeated to the batch. The machine may be shared: a table
+says its load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hlobridge.compile.driver import CompileOptions, compile_graph  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1] / "bench-models"
+
+
+def feeds_for(model: str, batch: int) -> dict:
+    """The model's first recorded feeds, rows repeated (or cut) to `batch`."""
+    data = np.load(ROOT / model / "data.npz")
+    run = data.files[0].split("/")[0]
+    feeds = {k.split("/feed/")[1]: data[k] for k in data.files if k.startswith(f"{run}/feed/")}
+    return {k: np.resize(v, (batch, *v.shape[1:])).astype(v.dtype) for k, v in feeds.items()}
+
+
+def block(fn, feeds: list, calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn(*feeds)
+    return (time.perf_counter() - start) / calls * 1e3
+
+
+def bench(model: str, batches: list[int], args) -> list[dict]:
+    graph = ROOT / model / "graph.pb"
+    names = [f["name"] for f in json.loads((ROOT / model / "case.json").read_text())["feeds"]]
+    start = time.perf_counter()
+    bucketed = compile_graph(graph, inputs=names, options=CompileOptions(batch_sizes=tuple(batches))).load()
+    print(f"{model}: bucketed module compiled in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    rows = []
+    for batch in batches:
+        feeds = feeds_for(model, batch)
+        args_ = [feeds[n] for n in bucketed.input_names]
+        ways = {"dynamic": bucketed.main.dynamic, "bucketed": bucketed.main}
+        assert bucketed.main.pick(args_)[0].name == f"main_b{batch}"
+        if not args.no_static:
+            static = compile_graph(graph, inputs=names, input_shapes={n: feeds[n].shape for n in names}).load()
+            ways["static"] = static.main
+        first = lambda out: np.asarray(out if len(bucketed.output_names) == 1 else out[0])  # noqa: E731
+        ref = first(ways["dynamic"](*args_))
+        for w, fn in ways.items():  # the three agree before they are timed
+            got = first(fn(*args_))
+            assert np.allclose(got, ref, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(ref).max()))), w
+        times = {w: [] for w in ways}
+        for rep in range(args.repeat):
+            order = list(ways) if rep % 2 == 0 else list(reversed(ways))
+            for w in order:
+                times[w].append(block(ways[w], args_, args.calls))
+        med = {w: statistics.median(t) for w, t in times.items()}
+        rows.append({"model": model, "batch": batch, **med})
+        print(json.dumps(rows[-1]), file=sys.stderr)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    static = any("static" in r for r in rows)
+    head = "| model | batch | dynamic ms | bucketed ms |" + (" static ms | bucketed / static |" if static else "") \
+        + " dynamic / bucketed |"
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        cells = [r["model"], str(r["batch"]), f"{r['dynamic']:.2f}", f"{r['bucketed']:.2f}"]
+        if static:
+            cells += [f"{r['static']:.2f}", f"{r['bucketed'] / r['static']:.2f}x"]
+        cells.append(f"{r['dynamic'] / r['bucketed']:.2f}x")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", nargs="+", default=["bert2_infer", "keras_mobilenetv2"])
+    p.add_argument("--batches", nargs="+", type=int, default=[1, 8])
+    p.add_argument("--calls", type=int, default=10)
+    p.add_argument("--repeat", type=int, default=9)
+    p.add_argument("--no-static", action="store_true")
+    args = p.parse_args()
+    rows = []
+    for model in args.models:
+        rows += bench(model, args.batches, args)
+    print(table(rows))
+    print(f"\n{datetime.date.today()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.1f}; `python benchmarks/dynamic_shapes.py "
+          f"{' '.join(sys.argv[1:])}`")
+
+
+if __name__ == "__main__":
+    main()
