@@ -124,3 +124,21 @@ def test_explain_says_which_cluster_takes_a_dynamic_batch(tmp_path, capsys):
     clusters = json.loads(capsys.readouterr().out)["clusters"]
     assert [c["dynamic"] for c in clusters] == [{"status": "dynamic", "inputs": ["x:0 float32[?,8]"],
                                                  "batch_padding": "pads"}]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_a_mean_over_dynamic_dimensions_divides_by_their_run_time_size(dtype):
+    """Mean over a `?` batch (and a second `?`): the count is read with get_dimension_size at
+    run time; integers truncate toward zero as TensorFlow's do."""
+    b = GraphBuilder()
+    x = b.placeholder("x", dtype, (None, 3, None))
+    m = b.op("Mean", [x, b.const("axis", np.array([0, 2], np.int32))], name="mean", T=dtype, Tidx=np.int32,
+             keep_dims=True)
+    b.op("Sub", [x, m], name="y", T=dtype)
+    module = hlobridge.runtime.load(compile_graph(b.graph(), inputs=["x:0"], outputs=["y:0"]).vmfb)
+    for shape in ((1, 3, 2), (5, 3, 4)):
+        a = (RNG.standard_normal(shape) * 10).astype(dtype)
+        mean = a.sum((0, 2), keepdims=True) / (shape[0] * shape[2])
+        want = a - (np.trunc(mean) if dtype == np.int32 else mean).astype(dtype)
+        (got,) = module.run({"x:0": a}).values()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

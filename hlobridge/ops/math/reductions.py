@@ -13,6 +13,7 @@ from typing import Callable
 
 import numpy as np
 
+from hlobridge.dialects import dynamic_shapes
 from hlobridge.dialects import stablehlo as hlo
 
 from ... import dtypes
@@ -30,6 +31,28 @@ def _trunc_div(total, count):
         return total / np.asarray(count, total.dtype)
     count = max(count, 1)
     return (np.sign(total) * (np.abs(total) // count)).astype(total.dtype)
+
+
+def _fold_count(x, axes: list[int]):
+    """How many elements each result folds: an int, or a tensor<i32> where a reduced dimension
+    is `?` (its size read with get_dimension_size)."""
+    shape = hlo.shape_of(x)
+    count = int(np.prod([shape[a] for a in axes if shape[a] is not None]))
+    sizes = [dynamic_shapes.dim_size(x, a) for a in axes if shape[a] is None]
+    if not sizes:
+        return count
+    total = sizes[0]
+    for size in sizes[1:]:
+        total = hlo.multiply(total, size)
+    return total if count == 1 else hlo.multiply(total, hlo.constant(np.int32(count)))
+
+
+def _divide_by_count(ctx, total, count):
+    """Mean's division on StableHLO (integer division truncates, as TF's does)."""
+    if isinstance(count, int):
+        return hlo.divide(total, hlo.scalar_like(count, total))
+    count = hlo.convert(count, ctx.out().dtype)
+    return hlo.divide(total, hlo.broadcast_in_dim(count, hlo.shape_of(total), []))
 
 
 def _sqrt_lower(ctx, v):
@@ -57,7 +80,7 @@ REDUCTIONS = {
     "All": Reduction("and", np.logical_and, lambda dt: True, dtypes=BOOL),
     "Any": Reduction("or", np.logical_or, lambda dt: False, dtypes=BOOL),
     "Mean": Reduction("add", np.add, lambda dt: 0,
-                      finish=(lambda ctx, v, n: hlo.divide(v, hlo.scalar_like(n, v)), _trunc_div),
+                      finish=(_divide_by_count, _trunc_div),
                       dtypes=NUMBER + COMPLEX),
     "EuclideanNorm": Reduction("add", np.add, lambda dt: 0,
                                prepare=(lambda x: hlo.multiply(x, x), lambda x: x * x),
@@ -100,12 +123,13 @@ def _reduce_lower(ctx, x, _axes, *, r: Reduction):
     axes = reduction_axes(ctx, len(shape))
     if not axes:
         return x
+    count = _fold_count(x, axes) if r.finish else None
     if r.prepare:
         x = r.prepare[0](x)
     dtype = ctx.out().dtype
     total = hlo.reduce(x, hlo.constant(np.asarray(r.identity(dtype), dtype)), axes, r.combiner)
     if r.finish:
-        total = r.finish[0](ctx, total, int(np.prod([shape[a] for a in axes])))
+        total = r.finish[0](ctx, total, count)
     return hlo.reshape(total, ctx.out().shape)
 
 
