@@ -81,7 +81,7 @@ class DeviceAllReduce:
 
     def __init__(self, step, world_size: int, options, device: str, cache):
         self.step = step  # the node's NodeStep: its host kernel, for the compile fallback
-        self.name, self.node, self.in_specs = step.name, step.node, step.in_specs
+        self.name, self.node, self.in_specs, self.out_specs = step.name, step.node, step.in_specs, step.out_specs
         self.where = "device"  # in the plan's collective fingerprint (data_parallel.collectives_of)
         self.options, self.device, self.cache = options, device, cache
         shapes = [tuple(s.shape) for s in self.in_specs]

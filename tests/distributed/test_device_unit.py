@@ -10,6 +10,7 @@ import hlobridge
 from tests.conftest import ROOT
 from hlobridge.compile.cache import CompileCache
 from hlobridge.compile.options import CompileOptions
+from hlobridge.debug.timeline import TracedStep, Tracer
 from hlobridge.distributed import world as worlds
 from hlobridge.distributed.device_unit import DeviceAllReduce, Placement, placement
 from hlobridge.errors import HlobridgeError, JitFallbackWarning
@@ -113,8 +114,10 @@ def test_a_module_that_does_not_compile_reduces_on_the_host(world, monkeypatch):
         raise HlobridgeError("iree-compile failed: signal 11\nmore")
     monkeypatch.setattr(unit, "build", fails)
     values = _values()
+    tracer = Tracer("test")  # a traced run (RunOptions(trace=True)) takes the unit as a node step
     with pytest.warns(JitFallbackWarning, match="did not compile .iree-compile failed: signal 11.; it reduces on the host"):
-        unit.run(values, RunEnv(VariableStore(), None))
+        TracedStep(unit, tracer).run(values, RunEnv(VariableStore(), None))
+    assert tracer.events[-1]["args"]["name"] == NODE
     # the host kernel's mean over two equal ranks is the rank's own value
     np.testing.assert_array_equal(values[TensorRef(NODE, 0)], values[TensorRef("a")])
     np.testing.assert_array_equal(values[TensorRef(NODE, 1)], values[TensorRef("b")])
