@@ -90,12 +90,17 @@ def libmpi_link_dir(prefix_lib: Path, cache: Path | None = None) -> Path:
     digest = hashlib.sha1(str(real).encode()).hexdigest()[:12]
     folder = (cache or Path.home() / ".cache" / "hlobridge" / "libmpi") / digest
     folder.mkdir(parents=True, exist_ok=True)
-    link = folder / "libmpi.so"
+    _link(folder / "libmpi.so", real)
+    return folder
+
+
+def _link(link: Path, real: Path) -> Path:
+    """`link` -> `real`, made atomically once (ranks of one host make it at the same time)."""
     if not link.exists():
-        tmp = folder / f".libmpi.{os.getpid()}"
+        tmp = link.parent / f".{link.name}.{os.getpid()}"
         tmp.symlink_to(real)
         os.replace(tmp, link)
-    return folder
+    return link
 
 
 def nccl_lib_dirs() -> list[Path]:
@@ -116,12 +121,7 @@ def link_nccl(folder: Path, lib_dirs: list[Path] | None = None) -> Path | None:
     for lib in nccl_lib_dirs() if lib_dirs is None else lib_dirs:
         real = next(iter(sorted(lib.glob("libnccl.so.*"))), None)
         if real is not None:
-            link = folder / "libnccl.so"
-            if not link.exists():
-                tmp = folder / f".libnccl.{os.getpid()}"
-                tmp.symlink_to(real)
-                os.replace(tmp, link)
-            return link
+            return _link(folder / "libnccl.so", real)
     return None
 
 
