@@ -158,3 +158,17 @@ def test_one_rank_on_a_gpu_makes_the_channel_and_trains_as_without_it(shared_gra
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert out.exists(), done.stdout[-2000:] + done.stderr[-3000:]
     assert json.loads(out.read_text()) == {"init": "ok", "channel": "ok", "session": "ok"}
+
+
+def test_the_gpu_check_step_says_why_it_skips():
+    """benchmarks/gpu_check.py's optional step: a --smoke run skips it, and so does a machine
+    whose mpiexec is not OpenMPI's (the venv here has MPICH's, from the distributed extra)."""
+    from types import SimpleNamespace
+
+    from benchmarks import gpu_check
+    from tests.distributed import gpu_worker
+
+    assert gpu_check.device_allreduce(SimpleNamespace(smoke=True), 1e9) == {"device_allreduce": "skipped: --smoke"}
+    if gpu_worker.open_mpi_launcher() is None:
+        got = gpu_check.device_allreduce(SimpleNamespace(smoke=False), 1e9)
+        assert got == {"device_allreduce": "skipped: no OpenMPI mpiexec"}
