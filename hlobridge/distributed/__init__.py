@@ -26,7 +26,8 @@ def init(timeout: float | None = None, *, gpu: bool = True, iree_channels: bool 
     """Start MPI (once per process) and return (rank, size). `timeout`: seconds a collective
     waits for the other ranks (default HLOBRIDGE_COLLECTIVE_TIMEOUT or 300). `gpu=False`
     leaves CUDA_VISIBLE_DEVICES alone. `iree_channels=True` keeps the launcher visible to IREE,
-    for collectives inside compiled code on cuda (docs/distributed.md, "GPUs"; untested)."""
+    for collectives inside compiled code: a data-parallel `cuda` Session then averages gradients
+    on the device, on IREE's NCCL channel (docs/distributed.md, "GPUs"; launch under OpenMPI)."""
     if _world.is_initialized():
         w = _world.current()
         return w.rank, w.size
@@ -37,6 +38,7 @@ def init(timeout: float | None = None, *, gpu: bool = True, iree_channels: bool 
                              "pip install 'hlobridge[distributed]'") from None
     world = _world.MpiWorld(timeout=timeout)
     iree_env.prepare(iree_channels)  # before any IREE device exists
+    world.iree_channels = iree_channels
     if gpu:
         iree_env.pin_gpu(world.local_rank)
     _world.set_current(world)

@@ -183,7 +183,8 @@ def collectives_of(plan) -> list[str]:
     for unit in plan.units:
         node = getattr(unit, "node", None)
         if node is not None and node.op in COLLECTIVES:
-            out.append(f"{unit.name} {node.op} ({', '.join(map(str, unit.in_specs))})")
+            where = " on the device" if getattr(unit, "where", "host") == "device" else ""
+            out.append(f"{unit.name} {node.op} ({', '.join(map(str, unit.in_specs))}){where}")
     return out
 
 
@@ -196,6 +197,7 @@ class DataParallel:
         self.bucket_bytes = bucket_bytes
         self.in_sync = False  # whether the ranks' variables are known to be equal
         self._issued: dict[int, list[str]] = {}  # id(plan) -> its collectives (plans live as long as the Session)
+        self.placements: dict = {}  # all-reduce node -> device_unit.Placement, as the last plan chose
 
     @classmethod
     def for_session(cls, data_parallel) -> "DataParallel":
@@ -209,6 +211,21 @@ class DataParallel:
     def rewrite(self, graph: Graph) -> Graph:
         """The graph this rank runs."""
         return rewrite(graph, self.world.rank, self.gradients, self.bucket_bytes)
+
+    def place(self, steps: dict, jit: str, config, cache) -> None:
+        """Replace, in a plan's `steps` (node -> NodeStep), each gradient all-reduce that runs
+        on the device (device_unit.placement: a `cuda` Session on IREE's NCCL channel) by a
+        DeviceAllReduce unit; the others keep their host kernel. `config`: the Session's
+        JitConfig (device, compile options), `cache`: its CompileCache."""
+        from .device_unit import DeviceAllReduce, placement
+
+        for name, step in steps.items():
+            if step.node.op != ALLREDUCE:
+                continue
+            where = self.placements[name] = placement(config.device, config.options.backend, jit, self.world,
+                                                      step.in_specs)
+            if where.where == "device":
+                steps[name] = DeviceAllReduce(step, self.world.size, config.options, config.device, cache)
 
     @contextmanager
     def step(self, plan, variables):

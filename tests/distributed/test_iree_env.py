@@ -67,3 +67,14 @@ def test_init_hides_the_launcher_unless_iree_makes_the_channels(monkeypatch):
     with pytest.raises(iree_env.HlobridgeError, match=r"IREE's NCCL channels need libmpi.so loadable "
                                                       r"\(libmpi.so: file too short\); launch with mpiexec"):
         iree_env.prepare(True, {"PMI_SIZE": "2"})
+
+
+def test_an_nccl_wheel_gets_the_libnccl_so_iree_dlopens(tmp_path):
+    lib = tmp_path / "nvidia" / "nccl" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "libnccl.so.2").write_bytes(b"\x7fELF")  # pip's nvidia-nccl-cu13 ships only this name
+    folder = tmp_path / "links"
+    folder.mkdir()
+    assert iree_env.link_nccl(folder, [lib]) == folder / "libnccl.so"
+    assert (folder / "libnccl.so").resolve() == lib / "libnccl.so.2"
+    assert iree_env.link_nccl(folder, [tmp_path]) is None  # no wheel: nothing
