@@ -306,6 +306,17 @@ def _index_dim(x, i: int):
     return ir.Operation.create("tensor.dim", results=[ir.IndexType.get()], operands=[x, _index_const(i)]).result
 
 
+def barrier(x, barrier_op):
+    """`barrier_op(x)` (a stablehlo.optimization_barrier) with x's `?` sizes tied back on
+    (flow.tensor.tie_shape): IREE 3.13 cannot resolve a tensor.dim of the barrier's own result
+    ("dynamic dimensions must have been resolved prior to leaving the flow dialect")."""
+    dims = [_index_dim(x, i) for i, d in enumerate(_shape(x)) if d is None]
+    held = barrier_op(x)
+    if not dims:
+        return held
+    return ir.Operation.create("flow.tensor.tie_shape", results=[x.type], operands=[held, *dims]).result
+
+
 def flow_reshape(x, shape: Sequence, sizes: Sequence):
     """x reshaped to `shape` by IREE's flow.tensor.reshape, the result's `?`s sized by `sizes`
     (index Values, in order): any reshape whose sizes are known at run time."""

@@ -311,6 +311,8 @@ def concatenate(values: Sequence[Value], dim: int) -> Value:
 def slice(x: Value, start: Sequence[int], limit: Sequence[int], strides: Sequence[int] | None = None) -> Value:
     """stablehlo.slice of [start, limit) with `strides` (default 1); the result shape is computed here."""
     strides = list(strides) if strides is not None else [1] * len(start)
+    if not any(start) and set(strides) <= {1} and list(limit) == shape_of(x):
+        return x  # the whole of x (a 1x1 convolution's one patch): no real_dynamic_slice to fold
     if None in limit:  # the whole of a `?` dimension: real_dynamic_slice
         return dynamic_shapes.slice(x, start, limit, strides)
     shape = [max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, strides)]
@@ -362,6 +364,9 @@ def iota(shape: Sequence[int], dtype, dim: int) -> Value:
 
 # -- contractions -------------------------------------------------------------------------------
 
+PACK_BARRIER = True
+
+
 def dot_general(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *,
                 lhs_batch=(), rhs_batch=(), lhs_contract=(), rhs_contract=(),
                 precision: str = "DEFAULT") -> Value:
@@ -374,6 +379,9 @@ def dot_general(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *,
             a, b, s, dtype, lhs_contract=lc, rhs_contract=rc, precision=precision), lhs_contract, rhs_contract)
         if flat is not None:
             return flat
+
+    if PACK_BARRIER and dynamic_shapes.is_dynamic(shape_of(lhs)) and not lhs_batch:
+        lhs = barrier(lhs)
 
     def dims(name, values):
         return f"{name} = [{', '.join(str(int(v)) for v in values)}]"
@@ -643,6 +651,11 @@ def assert_(flag: Value, message: str) -> None:
     if isinstance(flag.type, ir.RankedTensorType):
         flag = to_scalar(flag)
     _create("cf.assert", [flag], [], {"msg": ir.StringAttr.get(message)})
+
+
+def barrier(x: Value) -> Value:
+    """stablehlo.optimization_barrier of x: x, in a value no fusion crosses (its `?` sizes tied on)."""
+    return dynamic_shapes.barrier(x, lambda v: _one("stablehlo.optimization_barrier", [v]))
 
 
 def fresh_copy(x: Value) -> Value:

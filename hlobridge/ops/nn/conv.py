@@ -81,16 +81,26 @@ def _np_grouped_filter(ctx, w):
 _IM2COL_MAX_BYTES = 1 << 28
 
 
-def _im2col(ctx, fmt: Format, groups) -> bool:
+def _im2col(ctx, fmt: Format, groups, dynamic_batch: bool = False) -> bool:
     """Whether the convolution is built from patches and matmuls (the forms below): on the CPU,
     for 2-D NHWC ungrouped convolutions. For CUDA every convolution and gradient stays one
     stablehlo.convolution, NHWC as TensorFlow writes it: IREE lowers that to an implicit GEMM
     (its TileAndFuse pipeline with use_igemm_convolution), on tensor cores in bf16, where the
     CPU's patches are tens of MB of copies per layer (docs/gpu.md has the measured table). XLA
-    takes stablehlo.convolution on every target (ops/backend_style.py)."""
+    takes stablehlo.convolution on every target (ops/backend_style.py). With `dynamic_batch`
+    (the forward convolution) a `?` batch takes them too."""
+    known = ctx.inputs[0].is_static or dynamic_batch and _static_but_batch(ctx.inputs[0])
     return (ctx.target != "cuda" and lowering_backend() == "iree" and groups == 1
-            and not fmt.channels_first and fmt.rank == 2 and ctx.inputs[0].is_static)
-    # (a `?` batch: one stablehlo.convolution, which IREE tiles itself; docs/dynamic_shapes.md)
+            and not fmt.channels_first and fmt.rank == 2 and known)
+
+
+def _static_but_batch(spec) -> bool:
+    """Whether every dimension of `spec` but the batch (dimension 0) is known. A `?` batch takes
+    the same patches and matmuls as a static one (docs/dynamic_shapes.md): as one padded
+    stablehlo.convolution IREE 3.13 compiled MobileNetV2's `?`-batch module 1.9-2.4x slower than
+    the static one, and failed it with data tiling or pad fusion on, which then left the static
+    bucket functions of the same module without either."""
+    return spec.shape is not None and len(spec.shape) > 0 and all(d is not None for d in spec.shape[1:])
 
 
 def _pad_spatial(x, dtype, spatial, pads, lhs_dilation):
@@ -117,7 +127,8 @@ def _patches(x, dtype, spatial, concat_axis, kernel, strides, dilations, pads, o
     lhs_dilation = lhs_dilation or (1,) * len(spatial)
     if min(p for pair in pads for p in pair) < 0:
         return None
-    size = np.prod([d for a, d in enumerate(shape) if a not in spatial]) * math.prod(out_sizes) * math.prod(kernel)
+    # (a `?` batch counts as 1: the cap then bounds the patches of one example)
+    size = np.prod([d or 1 for a, d in enumerate(shape) if a not in spatial]) * math.prod(out_sizes) * math.prod(kernel)
     if size * np.dtype(dtype).itemsize > _IM2COL_MAX_BYTES:
         return None
     x = _pad_spatial(x, dtype, spatial, pads, lhs_dilation)
@@ -174,8 +185,10 @@ _CHANNEL_MAJOR_MAX_C = 4
 
 def _direct_first_conv(x, w) -> bool:
     """Whether the convolution stays one stablehlo.convolution on the CPU: a constant filter
-    over at most _CHANNEL_MAJOR_MAX_C input channels (see above)."""
-    return hlo.shape_of(x)[-1] <= _CHANNEL_MAJOR_MAX_C and hlo.is_constant(w)
+    over at most _CHANNEL_MAJOR_MAX_C input channels (see above), over a static batch (IREE
+    3.13 legalises no padded convolution over a `?` batch, and fails the padded-first one with
+    pad fusion on: that one takes the NHWC patches)."""
+    return hlo.shape_of(x)[-1] <= _CHANNEL_MAJOR_MAX_C and hlo.is_constant(w) and hlo.shape_of(x)[0] is not None
 
 
 def _row_taps(x, w, dtype, kernel, strides, pads, out_sizes, lhs_dilation=None) -> bool:
@@ -287,10 +300,16 @@ def _channel_major_conv(x, w, out, win):
 
 
 def _im2col_dot(cols, w, out, contract: int):
-    """The patch matrix times the filter flattened to [taps * C, O]."""
+    """The patch matrix times the filter flattened to [taps * C, O]; over a `?` batch as one 2-D
+    matmul, [?*OH*OW, K] x [K, O], between reshapes (collapse_shape, expand_shape)."""
     *_, o = hlo.shape_of(w)
-    return hlo.dot_general(cols, hlo.reshape(w, [math.prod(hlo.shape_of(w)) // o, o]), out.shape, out.dtype,
-                           lhs_contract=[contract], rhs_contract=[0])
+    w2 = hlo.reshape(w, [math.prod(hlo.shape_of(w)) // o, o])
+    shape = hlo.shape_of(cols)
+    if shape[0] is None and contract == len(shape) - 1:
+        rows = hlo.reshape(cols, [None, shape[-1]])
+        flat = hlo.dot_general(rows, w2, [None, o], out.dtype, lhs_contract=[1], rhs_contract=[0])
+        return hlo.reshape(flat, out.shape)
+    return hlo.dot_general(cols, w2, out.shape, out.dtype, lhs_contract=[contract], rhs_contract=[0])
 
 
 def conv_lower(ctx, x, w):
@@ -300,10 +319,11 @@ def conv_lower(ctx, x, w):
         *kernel, c, m = hlo.shape_of(w)
         w = hlo.reshape(w, [*kernel, 1, c * m])
     out = ctx.out()
-    if _im2col(ctx, fmt, groups) and not _direct_first_conv(x, w):
-        if _row_taps(x, w, out.dtype, win.kernel, win.strides, win.pads, win.out):
+    if _im2col(ctx, fmt, groups, dynamic_batch=True) and not _direct_first_conv(x, w):
+        static = ctx.inputs[0].is_static  # (row taps and channel-major patches lay the batch out inside)
+        if static and _row_taps(x, w, out.dtype, win.kernel, win.strides, win.pads, win.out):
             return _row_tap_conv(x, w, out, win.kernel, win.strides, win.dilations, win.pads, win.out)
-        if hlo.shape_of(x)[-1] <= _CHANNEL_MAJOR_MAX_C:
+        if static and hlo.shape_of(x)[-1] <= _CHANNEL_MAJOR_MAX_C:
             y = _channel_major_conv(x, w, out, win)
             if y is not None:
                 return y
