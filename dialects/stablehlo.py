@@ -321,6 +321,13 @@ def slice(x: Value, start: Sequence[int], limit: Sequence[int], strides: Sequenc
                  "strides": i64_array(strides)})
 
 
+def real_dynamic_slice(x: Value, starts: Value, limits: Value, strides: Value, shape: Sequence) -> Value:
+    """stablehlo.real_dynamic_slice of x by 1-D integer tensors (run-time values), to `shape`
+    (None where the size is known at run time only)."""
+    return _one("stablehlo.real_dynamic_slice", [x, starts, limits, strides],
+                [dynamic_shapes.ranked_type(list(shape), element_type_of(x))])
+
+
 def dynamic_slice(x: Value, starts: Sequence[Value], sizes: Sequence[int]) -> Value:
     """starts: one scalar (0-d tensor) index Value per dimension."""
     return _one("stablehlo.dynamic_slice", [x, *starts],
@@ -364,6 +371,15 @@ def iota(shape: Sequence[int], dtype, dim: int) -> Value:
 
 # -- contractions -------------------------------------------------------------------------------
 
+# A `?`-batch dot's left operand in a buffer of its own (an optimization_barrier), so that IREE
+# packs it in a dispatch of its own. With data tiling on, IREE 3.13 fuses the producer into the
+# packing dispatch and fails on some such dispatches of Keras MobileNetV2's `?`-batch module
+# ("'affine.delinearize_index' op no basis element may be statically non-positive" after a
+# depthwise convolution; "exceeded stack allocation limit" after the average pool); the module
+# then compiled without data tiling, its static bucket functions included (compile/buckets.py:
+# MobileNetV2's batch-1 bucket 1.46x its static module, now 0.96x). The dynamic function's own
+# speed is unchanged by it (MobileNetV2 and bert2_infer at batch 1-32: 0.94-1.03x, 2-core VM,
+# medians of 9 interleaved blocks, 2026-11-28). Static dots are untouched.
 PACK_BARRIER = True
 
 

@@ -30,7 +30,8 @@ The models (random weights: nothing is downloaded):
   32, vocabulary 30522) written with raw ops as google-research/bert's modeling.py writes it
   (gather embeddings, one-hot token types, layer norm from moments, tanh-approximated gelu,
   additive attention mask), a pooler and a 2-class head; batch 8. Inference on Const weights;
-  training on resource variables with Adam (the embedding's sparse gradient included).
+  training on resource variables with Adam (the embedding's sparse gradient included);
+- bert2_dynseq: bert2_infer with the sequence length unknown too ([None, None] inputs).
 """
 
 import argparse
@@ -180,14 +181,17 @@ def _gelu(x):
 
 def _bert(ids, mask, segments, make_var):
     """Logits [batch, classes] of a BERT encoder with a pooler and a classification head;
-    tensors are [batch * seq, hidden] between layers, as modeling.py keeps them."""
+    tensors are [batch * seq, hidden] between layers, as modeling.py keeps them. Where the ids'
+    sequence length is unknown (bert2_dynseq), it is read at run time: tf.shape(ids)[1]."""
     c = BERT
-    seq, hidden, heads = c["seq"], c["hidden"], c["heads"]
+    hidden, heads = c["hidden"], c["heads"]
+    seq = ids.shape[1] if ids.shape[1] is not None else tf.shape(ids)[1]
     head = hidden // heads
     words = tf.gather(make_var("embeddings/word", [c["vocab"], hidden], "normal"), ids)
     types = tf.reshape(tf.matmul(tf.reshape(tf.one_hot(segments, 2), [-1, 2]),
                                  make_var("embeddings/token_type", [2, hidden], "normal")), [-1, seq, hidden])
-    positions = tf.slice(make_var("embeddings/position", [c["max_position"], hidden], "normal"), [0, 0], [seq, -1])
+    positions = tf.slice(make_var("embeddings/position", [c["max_position"], hidden], "normal"), [0, 0],
+                         tf.stack([seq, -1]) if isinstance(seq, tf.Tensor) else [seq, -1])
     h = _layer_norm(tf.reshape(words + types + positions, [-1, hidden]), make_var, "embeddings/layer_norm")
     adder = (1.0 - tf.cast(tf.reshape(mask, [-1, 1, 1, seq]), tf.float32)) * -10000.0
 
@@ -208,14 +212,13 @@ def _bert(ids, mask, segments, make_var):
     return tf.identity(_dense(pooled, c["classes"], make_var, "classifier"), name="logits")
 
 
-def _bert_inputs():
-    shape = [None, BERT["seq"]]
+def _bert_inputs(seq=BERT["seq"]):
+    shape = [None, seq]
     return tuple(v1.placeholder(tf.int32, shape, name=n) for n in ("input_ids", "input_mask", "segment_ids"))
 
 
-def _bert_batch(rng, n):
+def _bert_batch(rng, n, seq=BERT["seq"]):
     """Token ids, a padding mask (lengths 8..seq) and two segments per example."""
-    seq = BERT["seq"]
     ids = rng.integers(0, BERT["vocab"], (n, seq)).astype(np.int32)
     lengths = rng.integers(8, seq + 1, n)
     mask = (np.arange(seq) < lengths[:, None]).astype(np.int32)
@@ -223,16 +226,30 @@ def _bert_batch(rng, n):
     return ids, mask, segments
 
 
-def _bert_infer(rng):
-    """Const weights (truncated-normal-like, stddev 0.02, as BERT initialises them)."""
+def _const_weights(rng):
+    """make_var for Const weights (truncated-normal-like, stddev 0.02, as BERT initialises them)."""
     def make_var(name, shape, init):
         value = {"ones": np.ones(shape, np.float32), "zeros": np.zeros(shape, np.float32)}.get(init)
         return tf.constant(normal(rng, *shape, scale=0.02) if value is None else value, name=name)
+    return make_var
 
+
+def _bert_infer(rng):
     inputs = _bert_inputs()
-    logits = _bert(*inputs, make_var)
+    logits = _bert(*inputs, _const_weights(rng))
     batch = _bert_batch(rng, BERT["batch"])
     return [logits], [(f"batch{BERT['batch']}", dict(zip(inputs, batch)))]
+
+
+# (batch, sequence length) of bert2_dynseq's recorded runs
+DYNSEQ_RUNS = ((8, 16), (8, 64), (2, 128))
+
+
+def _bert_dynseq(rng):
+    """bert2_infer's weights and layers with an unknown sequence length as well as batch."""
+    inputs = _bert_inputs(seq=None)
+    logits = _bert(*inputs, _const_weights(rng))
+    return [logits], [(f"batch{n}_seq{s}", dict(zip(inputs, _bert_batch(rng, n, s)))) for n, s in DYNSEQ_RUNS]
 
 
 def _bert_train_graph():
@@ -290,6 +307,11 @@ MODELS = {c.name: c for c in (
           weights; input_ids, input_mask, segment_ids int32; batch 8.""",
           _v1_inference(_bert_infer), style="tf.compat.v1 graph mode, Const weights",
           expect_ops=["GatherV2", "BatchMatMulV2", "Softmax", "OneHot", "Tanh"]),
+    _case("bert2_dynseq", """bert2_infer with input_ids, input_mask and segment_ids int32[?, ?]: batch and
+          sequence length unknown (positions sliced to tf.shape(ids)[1]); runs at (batch, length) 8x16,
+          8x64, 2x128. For the dynamic-shapes benchmark (benchmarks/dynamic_shapes.py --seq-lens).""",
+          _v1_inference(_bert_dynseq), style="tf.compat.v1 graph mode, Const weights",
+          expect_ops=["GatherV2", "BatchMatMulV2", "Softmax", "OneHot", "Shape"]),
     _case("bert2_train", """The 2-layer BERT of bert2_infer on resource variables (truncated normal
           stddev 0.02), sparse softmax cross-entropy on 2 classes, Adam(1e-3): the word embedding's
           sparse gradient updates it and its slots by ResourceScatterAdd. Batch 8, 3 steps recorded.""",

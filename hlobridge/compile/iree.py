@@ -9,6 +9,7 @@ rejects is compiled again without them, with a warning.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import tempfile
 import threading
@@ -24,6 +25,8 @@ from ..debug.dump import Dumper
 from ..errors import CompileError, FusionFallbackWarning
 from . import gpu_kernels, iree_stats
 from .options import DATA_TILING_FLAG, OPTIONAL_CPU_FLAGS, CompileOptions
+
+log = logging.getLogger(__name__)
 
 # IREE's compilation phases, dumped as iree-<phase> (--compile-to accepts each).
 IREE_PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow",
@@ -48,7 +51,9 @@ def compile_mlir(source: str | bytes, options: CompileOptions, dump: Dumper | No
         extra.append(f"--dump-compilation-phases-to={tmp}")
     try:
         with _phases_shown(extra):
-            vmfb = _iree_compile(source, options, extra)
+            vmfb = _iree_compile(source, options, extra, dropped := [])
+        if dropped and stats is not None:
+            stats["dropped_flags"] = dropped
     finally:
         if stats_dir is not None:
             stats_file = Path(stats_dir.name) / "stats.json"
@@ -96,10 +101,11 @@ def _phases_shown(extra: list[str]):
             watcher.join()
 
 
-def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]) -> bytes:
-    """compile_str; if that fails with data tiling or pad fusion on, again without them; if IREE cannot compile
-    hlobridge's dispatch regions (passes/ir/fusion.py), warn and compile the same module
-    without them, as fusion="iree" would."""
+def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str], dropped: list) -> bytes:
+    """compile_str; if that fails with data tiling or pad fusion on, again without them (named
+    in `dropped` and logged: a whole module, static bucket functions included, loses them); if
+    IREE cannot compile hlobridge's dispatch regions (passes/ir/fusion.py), warn and compile the
+    same module without them, as fusion="iree" would."""
     def compile_once(src):
         try:
             return compile_str(src, input_type="stablehlo", target_backends=[options.target], extra_args=extra)
@@ -113,6 +119,8 @@ def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]
     except CompileError as e:
         error = e
     if set(OPTIONAL_CPU_FLAGS) & set(extra):  # IREE 3.13 fails on some packs (options.py): plainer
+        dropped += [f for f in extra if f in OPTIONAL_CPU_FLAGS]
+        log.info("IREE failed with %s; compiling without them", " ".join(dropped))
         extra = [f for f in extra if f not in OPTIONAL_CPU_FLAGS]
         try:
             return compile_once(source)

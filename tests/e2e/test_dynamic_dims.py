@@ -11,6 +11,7 @@ from tests.corpus import Case, assert_matches
 CASES = {  # case -> the dims its one module leaves dynamic
     "dynamic_batch": [(None, 8, 8, 3)],          # CNN: Conv2D, BN, depthwise, Flatten, Dense at batch 1, 3, 4, 8
     "dynamic_bert": [(None, None)],               # batch and sequence length: 5, 9, 16
+    "dynamic_bert_ops": [(None, None)] * 3,       # modeling.py's raw ops: OneHot, Slice to seq, h[:, 0]
     "keras_conv_bn": [(None, 8, 8, 3)],
     "keras_attention_block": [(None, 5, 8)],
     "keras_mlp_gelu": [(None, 8)],                # batch 3, 1 and 0

@@ -60,3 +60,38 @@ def _dynamic_bert(rng):
                         tf.TensorSpec([None, None], tf.int32, name="ids"),
                         [("b2_s5", {"ids:0": ids(2, 5)}), ("b3_s9", {"ids:0": ids(3, 9)}),
                          ("b1_s16", {"ids:0": ids(1, 16)})])
+
+
+@case("dynamic_bert_ops", "keras",
+      """A 1-layer BERT written with raw ops as google-research/bert's modeling.py writes it, with
+      input ids, mask and segment ids int32[None, None]: one_hot segments reshaped to [-1, 2] and
+      back to [-1, seq, hidden] with seq = tf.shape(ids)[1], position embeddings cut by a Slice of
+      size [seq, -1], attention whose second matmul contracts over the unknown length, and a pooler
+      on h[:, 0]. Runs at (batch, length) 2x5, 3x9, 1x16 and 6x2.""",
+      tol=TOL_MODEL, expect_ops=["OneHot", "Slice", "BatchMatMulV2", "StridedSlice"])
+def _dynamic_bert_ops(rng):
+    hidden, heads, vocab = 16, 2, 50
+    head = hidden // heads
+    ids, mask, segments = (tf.compat.v1.placeholder(tf.int32, [None, None], name=n)
+                           for n in ("ids", "mask", "segments"))
+    weight = lambda *shape: tf.constant(normal(rng, *shape, scale=0.3))  # noqa: E731
+    seq = tf.shape(ids)[1]
+    words = tf.gather(weight(vocab, hidden), ids)
+    types = tf.reshape(tf.matmul(tf.reshape(tf.one_hot(segments, 2), [-1, 2]), weight(2, hidden)), [-1, seq, hidden])
+    positions = tf.slice(weight(32, hidden), [0, 0], tf.stack([seq, -1]))
+    h = tf.reshape(words + types + positions, [-1, hidden])
+    adder = (1.0 - tf.cast(tf.reshape(mask, [-1, 1, 1, seq]), tf.float32)) * -10000.0
+    split = lambda t: tf.transpose(tf.reshape(t, [-1, seq, heads, head]), [0, 2, 1, 3])  # noqa: E731
+    q, k, v = (split(tf.matmul(h, weight(hidden, hidden))) for _ in range(3))
+    scores = tf.matmul(q, k, transpose_b=True) * float(1 / np.sqrt(head)) + adder
+    context = tf.reshape(tf.transpose(tf.matmul(tf.nn.softmax(scores), v), [0, 2, 1, 3]), [-1, hidden])
+    h = tf.tanh(tf.matmul(context, weight(hidden, hidden)) + h)
+    first = tf.reshape(h, [-1, seq, hidden])[:, 0]
+    logits = tf.identity(tf.matmul(tf.tanh(first), weight(hidden, 2)), name="logits")
+
+    def feeds(b, s):
+        lengths = rng.integers(1, s + 1, b)
+        m = (np.arange(s) < lengths[:, None]).astype(np.int32)
+        return {ids: rng.integers(0, vocab, (b, s)).astype(np.int32), mask: m,
+                segments: (np.arange(s) >= (lengths // 2)[:, None]).astype(np.int32) * m}
+    return [logits], [(f"b{b}_s{s}", feeds(b, s)) for b, s in ((2, 5), (3, 9), (1, 16), (6, 2))]

@@ -16,16 +16,6 @@ from hlobridge.dialects import stablehlo as hlo
 from ..traced import Traced
 
 
-# IREE 3.13 fails to compile (data tiling on: "'affine.delinearize_index' op no basis element may be
-# statically non-positive") a dispatch that fuses the strided tap loads of a `?`-batch depthwise
-# convolution, through its batch norm and ReLU6, into the packing of the next 1x1 convolution's
-# matmul operand (MobileNetV2's stride-2 blocks at 48->24 and 24->12). The compile then fell back
-# to no data tiling for the whole module, static bucket functions (compile/buckets.py) included:
-# MobileNetV2's batch-1 bucket ran 1.46x the static module. A strided depthwise result is
-# therefore kept in its own buffer (one optimization_barrier); unit strides fuse as before.
-STRIDED_BARRIER = False
-
-
 def depthwise_taps(x, w, out, fmt, win, pad_spatial):
     """out (its spec) of a channels-last depthwise convolution of x (`?` batch) with the
     [KH, KW, 1, C] filter w (TF's [KH, KW, C, 1] reshaped as conv_lower does); `pad_spatial(x,
@@ -46,8 +36,6 @@ def depthwise_taps(x, w, out, fmt, win, pad_spatial):
         weights = hlo.reshape(hlo.slice(w, [*tap, 0, 0], [t + 1 for t in tap] + [1, c]), [c])
         term = window * Traced(weights, out.dtype)
         total = term if total is None else total + term
-    if STRIDED_BARRIER:
-        return hlo.barrier(total.value)
     return total.value
 
 

@@ -97,8 +97,9 @@ def dot(ctx, a, b, out_shape, dtype):
     a_k, b_k = (nb if ta else nb + 1), (nb + 1 if tb else nb)
     k = hlo.shape_of(a)[a_k]
     dims = dict(lhs_batch=range(nb), rhs_batch=range(nb), lhs_contract=[a_k], rhs_contract=[b_k])
-    # TF's GPU MatMul is cuBLAS, which has no such blocks: for CUDA the product is one dot_general
-    if k <= CONTRACTION_BLOCK or not dtypes.is_floating(dtype) or ctx.target == "cuda":
+    # TF's GPU MatMul is cuBLAS, which has no such blocks: for CUDA the product is one dot_general;
+    # a K known at run time only (attention over a `?` sequence length) is one dot_general too
+    if k is None or k <= CONTRACTION_BLOCK or not dtypes.is_floating(dtype) or ctx.target == "cuda":
         return hlo.dot_general(a, b, out_shape, dtype, **dims)
     total = None
     for lo in range(0, k, CONTRACTION_BLOCK):

@@ -152,9 +152,10 @@ def _one_hot_lower(ctx, indices, _d, on, off):
     shape = list(ctx.out().shape)
     axis = normalize_axis(ctx, ctx.attr("axis", -1), len(shape))
     kept = [i for i in range(len(shape)) if i != axis]
-    hot = hlo.compare("EQ", hlo.broadcast_in_dim(indices, shape, kept),
-                      hlo.iota(shape, ctx.inputs[0].dtype, axis))
-    return hlo.select(hot, hlo.broadcast_in_dim(on, shape, []), hlo.broadcast_in_dim(off, shape, []))
+    spread = hlo.broadcast_in_dim(indices, shape, kept)
+    with dynamic_shapes.dim_sources([spread]):  # `?` sizes from the result's own shape, not aligned
+        hot = hlo.compare("EQ", spread, hlo.iota(shape, ctx.inputs[0].dtype, axis))  # to the indices'
+        return hlo.select(hot, hlo.broadcast_in_dim(on, shape, []), hlo.broadcast_in_dim(off, shape, []))
 
 
 def _one_hot_kernel(ctx, indices, depth, on, off):

@@ -54,12 +54,31 @@ def _reshape_infer(ctx):
 
 def _partial_target(x, dims: list) -> list:
     """A shape with `?` entries (symbolic_dims.py): a -1 beside them is sized where x's static
-    dims divide out (x = [?, 7, 7, 32] to [?, -1]: -1 is 1568 when the `?`s are one symbol)."""
-    if -1 in dims and x.shape is not None and sum(d is None for d in x.shape) == sum(d is None for d in dims) == 1:
+    dims divide out (x = [?, 7, 7, 32] to [?, -1]: -1 is 1568 when the `?`s are one symbol,
+    taken to be so where both are the only `?`, in the same place: tf.shape(x)[0])."""
+    if (-1 in dims and x.shape is not None and sum(d is None for d in x.shape) == sum(d is None for d in dims) == 1
+            and x.shape.index(None) == dims.index(None)):  # (the same place: [b*s, 128] to [-1, s, 128] is not)
         have = num_elements([d for d in x.shape if d is not None])
         known = num_elements([d for d in dims if d not in (None, -1)])
         dims[dims.index(-1)] = have // known if known and have % known == 0 else None
     return [None if d == -1 else d for d in dims]
+
+
+def _sized_minus_one(x, shape, k: int):
+    """The run-time shape tensor `shape` with its -1 (entry k) replaced by what it stands for:
+    x's element count over the other entries' product ([-1, s, 128] of a [b*s, 128] x)."""
+    i32 = np.int32
+    shape = hlo.convert(shape, i32)
+    total = hlo.constant(np.asarray(1, i32))
+    for i, d in enumerate(hlo.shape_of(x)):
+        total = hlo.binary("multiply", total, dynamic_shapes.dim_size(x, i) if d is None else hlo.constant(np.asarray(d, i32)))
+    rest = hlo.constant(np.asarray(1, i32))
+    n = hlo.shape_of(shape)[0]
+    for i in range(n):
+        if i != k:
+            rest = hlo.binary("multiply", rest, hlo.reshape(hlo.slice(shape, [i], [i + 1]), []))
+    at_k = hlo.compare("EQ", hlo.iota([n], i32, 0), hlo.constant(np.full(n, k, i32)))
+    return hlo.select(at_k, hlo.broadcast_in_dim(hlo.binary("divide", total, rest), [n], []), shape)
 
 
 def _expand_dims_infer(ctx):
@@ -100,6 +119,9 @@ def _reshape_lower(ctx, x, shape=None):
     """A Reshape; one whose shape is computed at run time (a `?` split in two: [b*s, 32] to
     [b, s, 32]) takes the result's `?` sizes from that shape (dialects/dynamic_shapes.py)."""
     if shape is not None and None in ctx.out().shape:
+        partial = ctx.inputs[1].partial
+        if partial is not None and -1 in partial:
+            shape = _sized_minus_one(x, shape, list(partial).index(-1))
         return dynamic_shapes.reshape(x, ctx.out().shape, sizes=shape)
     return reshape_to_out(ctx, x)
 

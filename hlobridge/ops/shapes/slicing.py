@@ -39,6 +39,11 @@ def _slice_bounds(ctx, shape, begin, size):
 
 def _slice_infer(ctx):
     x, begin, size = ctx.inputs[0], value_of(ctx, 1), value_of(ctx, 2)
+    partial = ctx.inputs[2].partial
+    if begin is not None and size is None and partial is not None and x.shape is not None:
+        # a size from tf.shape arithmetic ([seq, -1]): its known entries are sizes, -1 the rest
+        return [out_spec(ctx, [None if np.isnan(s) else (None if d is None else d - b) if s == -1 else int(s)
+                               for d, b, s in zip(x.shape, ints(begin), partial)])]
     if begin is None and size is not None and all(s >= 0 for s in ints(size)):
         bad = [(s, d) for s, d in zip(ints(size), x.shape or ()) if d is not None and s > d]
         if bad:
@@ -50,7 +55,9 @@ def _slice_infer(ctx):
     return [out_spec(ctx, [None if hi is None else hi - lo for lo, hi in bounds])]
 
 
-def _slice_lower(ctx, x, begin, _s):
+def _slice_lower(ctx, x, begin, size):
+    if ctx.inputs[2].value is None and ctx.inputs[1].value is not None:
+        return _run_time_size_slice(ctx, x, ints(ctx.const(1)), size)
     if ctx.inputs[1].value is None:  # a run-time begin: dynamic_slice of the constant sizes
         sizes = ints(ctx.const(2))
         if any(s < 0 for s in sizes):
@@ -62,12 +69,27 @@ def _slice_lower(ctx, x, begin, _s):
     return hlo.slice(x, [lo for lo, _ in bounds], [hi for _, hi in bounds])
 
 
+def _run_time_size_slice(ctx, x, begin, size):
+    """x[begin : begin + size] with `size` computed at run time (a position table cut to
+    tf.shape(ids)[1]): stablehlo.real_dynamic_slice, its limits begin + size, or a dimension's
+    end where an entry of size is -1."""
+    i32 = np.int32
+    size = hlo.convert(size, i32)
+    starts = hlo.constant(np.asarray(begin, i32))
+    ends = dynamic_shapes.shape_tensor([dynamic_shapes.dim_size(x, i) if d is None else d
+                                        for i, d in enumerate(hlo.shape_of(x))])
+    limit = hlo.select(hlo.compare("LT", size, hlo.constant(np.zeros(len(begin), i32))), ends,
+                       hlo.binary("add", starts, size))
+    strides = hlo.constant(np.ones(len(begin), i32))
+    return hlo.real_dynamic_slice(x, starts, limit, strides, ctx.out().shape)
+
+
 def _slice_kernel(ctx, x, begin, size):
     bounds = _slice_bounds(ctx, x.shape, begin, size)
     return x[tuple(slice(lo, hi) for lo, hi in bounds)]
 
 
-register("Slice", infer=_slice_infer, attrs=("T", "Index"), const_inputs=(1, 2), dynamic_inputs=(1,),
+register("Slice", infer=_slice_infer, attrs=("T", "Index"), const_inputs=(1, 2), dynamic_inputs=(1, 2),
          lower=_slice_lower, kernel=_slice_kernel)
 
 STRIDED_SLICE_ATTRS = ("T", "Index", "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
@@ -231,11 +253,15 @@ def _strided_slice_lower(ctx, x, begin, *_):
 
 def _slice_beside_dynamic(ctx, x):
     """A strided slice of a tensor with `?` dimensions that takes each `?` whole (x[:, 1:3],
-    x[tf.newaxis]): a real_dynamic_slice of the static dims (docs/dynamic_shapes.md)."""
+    x[tf.newaxis]) or one non-negative index of it (a BERT's first token, h[:, 0]): a
+    real_dynamic_slice of the static dims (docs/dynamic_shapes.md)."""
     shape = hlo.shape_of(x)
     per_dim, _ = dense_index(ctx, strided_index(ctx, *(ctx.const(i) for i in (1, 2, 3))), len(shape))
     starts, limits, steps = [], [], []
     for sel, d in zip(per_dim, shape):
+        if d is None and not isinstance(sel, slice) and sel >= 0:  # x[:, 0] of a `?` length: one row
+            starts.append(sel), limits.append(sel + 1), steps.append(1)
+            continue
         if d is None:
             if not (isinstance(sel, slice) and sel.start in (None, 0) and sel.stop is None and sel.step in (None, 1)):
                 raise dynamic_shapes.DynamicDimError(f"a strided slice {sel} of a `?` dimension")
