@@ -4,6 +4,7 @@
     python benchmarks/dynamic_shapes.py                               # bert2_infer, keras_mobilenetv2 at 1, 8
     python benchmarks/dynamic_shapes.py --models bert2_infer --batches 1 8 32
     python benchmarks/dynamic_shapes.py --no-static                   # skip the separate static modules
+    python benchmarks/dynamic_shapes.py --models bert2_dynseq --seq-lens 16 32 64 128 --batches 8
 
 Per model, one module compiled with `--batch-sizes` of the batches (compile/buckets.py) gives two
 columns: "dynamic" calls its `?`-batch `main` directly (`module.main.dynamic`, the module
@@ -14,6 +15,10 @@ take turns in blocks of `--calls` calls, alternating which goes first, `--repeat
 ms/call is a block's time / calls, the median over blocks. Feeds are the model's recorded ones
 (bench-models/<model>/data.npz), rows repeated to the batch. The machine may be shared: a table
 says its load average.
+
+With --seq-lens (a model whose inputs are [batch, length] with both unknown: bert2_dynseq), one
+module with both dimensions `?` runs every (batch, length), against a static module per pair;
+buckets are for the batch only, so there is no bucketed column.
 """
 
 from __future__ import annotations
@@ -37,12 +42,51 @@ from hlobridge.compile.driver import CompileOptions, compile_graph  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1] / "bench-models"
 
 
-def feeds_for(model: str, batch: int) -> dict:
-    """The model's first recorded feeds, rows repeated (or cut) to `batch`."""
+def feeds_for(model: str, batch: int, length: int | None = None) -> dict:
+    """The model's first recorded feeds, rows repeated (or cut) to `batch` (and, with `length`,
+    each [batch, length]: the recorded values repeated)."""
     data = np.load(ROOT / model / "data.npz")
     run = data.files[0].split("/")[0]
     feeds = {k.split("/feed/")[1]: data[k] for k in data.files if k.startswith(f"{run}/feed/")}
-    return {k: np.resize(v, (batch, *v.shape[1:])).astype(v.dtype) for k, v in feeds.items()}
+    shape = lambda v: (batch, length) if length else (batch, *v.shape[1:])  # noqa: E731
+    return {k: np.resize(v, shape(v)).astype(v.dtype) for k, v in feeds.items()}
+
+
+def timed(ways: dict, args_: list, repeat: int, calls: int) -> dict:
+    """Median ms/call of each way, in interleaved blocks, alternating which goes first."""
+    times = {w: [] for w in ways}
+    for rep in range(repeat):
+        for w in (list(ways) if rep % 2 == 0 else list(reversed(ways))):
+            times[w].append(block(ways[w], args_, calls))
+    return {w: statistics.median(t) for w, t in times.items()}
+
+
+def agree(ways: dict, args_: list, outputs: int) -> None:
+    """The ways' first outputs agree before they are timed."""
+    first = lambda out: np.asarray(out if outputs == 1 else out[0])  # noqa: E731
+    ref = first(next(iter(ways.values()))(*args_))
+    for w, fn in ways.items():
+        got = first(fn(*args_))
+        assert np.allclose(got, ref, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(ref).max()))), w
+
+
+def bench_lengths(model: str, batches: list[int], lengths: list[int], args) -> list[dict]:
+    """One module with `?` batch and length against a static module per (batch, length)."""
+    graph = ROOT / model / "graph.pb"
+    names = [f["name"] for f in json.loads((ROOT / model / "case.json").read_text())["feeds"]]
+    dynamic = compile_graph(graph, inputs=names).load()
+    rows = []
+    for batch in batches:
+        for length in lengths:
+            feeds = feeds_for(model, batch, length)
+            args_ = [feeds[n] for n in dynamic.input_names]
+            static = compile_graph(graph, inputs=names, input_shapes={n: feeds[n].shape for n in names}).load()
+            ways = {"dynamic": dynamic.main, "static": static.main}
+            agree(ways, args_, len(dynamic.output_names))
+            rows.append({"model": model, "batch": batch, "length": length,
+                         **timed(ways, args_, args.repeat, args.calls)})
+            print(json.dumps(rows[-1]), file=sys.stderr)
+    return rows
 
 
 def block(fn, feeds: list, calls: int) -> float:
@@ -67,20 +111,18 @@ def bench(model: str, batches: list[int], args) -> list[dict]:
         if not args.no_static:
             static = compile_graph(graph, inputs=names, input_shapes={n: feeds[n].shape for n in names}).load()
             ways["static"] = static.main
-        first = lambda out: np.asarray(out if len(bucketed.output_names) == 1 else out[0])  # noqa: E731
-        ref = first(ways["dynamic"](*args_))
-        for w, fn in ways.items():  # the three agree before they are timed
-            got = first(fn(*args_))
-            assert np.allclose(got, ref, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(ref).max()))), w
-        times = {w: [] for w in ways}
-        for rep in range(args.repeat):
-            order = list(ways) if rep % 2 == 0 else list(reversed(ways))
-            for w in order:
-                times[w].append(block(ways[w], args_, args.calls))
-        med = {w: statistics.median(t) for w, t in times.items()}
-        rows.append({"model": model, "batch": batch, **med})
+        agree(ways, args_, len(bucketed.output_names))
+        rows.append({"model": model, "batch": batch, **timed(ways, args_, args.repeat, args.calls)})
         print(json.dumps(rows[-1]), file=sys.stderr)
     return rows
+
+
+def length_table(rows: list[dict]) -> str:
+    lines = ["| model | batch | length | dynamic ms | static ms | dynamic / static |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['batch']} | {r['length']} | {r['dynamic']:.2f} | {r['static']:.2f} "
+                     f"| {r['dynamic'] / r['static']:.2f}x |")
+    return "\n".join(lines)
 
 
 def table(rows: list[dict]) -> str:
@@ -104,11 +146,13 @@ def main() -> None:
     p.add_argument("--calls", type=int, default=10)
     p.add_argument("--repeat", type=int, default=9)
     p.add_argument("--no-static", action="store_true")
+    p.add_argument("--seq-lens", nargs="+", type=int, help="sequence lengths (models with a `?` length)")
     args = p.parse_args()
     rows = []
     for model in args.models:
-        rows += bench(model, args.batches, args)
-    print(table(rows))
+        rows += bench_lengths(model, args.batches, args.seq_lens, args) if args.seq_lens else \
+            bench(model, args.batches, args)
+    print(length_table(rows) if args.seq_lens else table(rows))
     print(f"\n{datetime.date.today()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f}; `python benchmarks/dynamic_shapes.py "
           f"{' '.join(sys.argv[1:])}`")

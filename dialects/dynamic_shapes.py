@@ -234,9 +234,10 @@ def reshape(x, shape: Sequence, sizes=None):
             given, sizes = sizes, []
             index = ir.IndexType.get()
             for i, g in enumerate(groups):
+                got = {k: _entry(given, k) for k in g if dst[k] is None} if given is not None else {}
                 for k in g:
                     if dst[k] is None and given is not None:
-                        sizes.append(_entry(given, k))
+                        sizes.append(_split_size(x, i, g, k, dst, got))
                     elif dst[k] is None:
                         whole = _index_dim(x, i)
                         rest = _prod([dst[m] for m in g if m != k])
@@ -248,6 +249,22 @@ def reshape(x, shape: Sequence, sizes=None):
                                                    "static_output_shape": static}).result
     raise DynamicDimError(f"a reshape of {_text(src)} to {_text(dst)} is not a merge or split of "
                           f"neighbouring dimensions")
+
+
+def _split_size(x, i: int, group, k: int, dst, got: dict):
+    """The index size of result dimension k, split out of x's dimension i with the rest of
+    `group`: its entry of the run-time shape (`got`), or where that entry is the constant -1, x's
+    dimension over the others (on the host: [b*s, 128] to [-1, s, 128])."""
+    index = ir.IndexType.get()
+    as_index = lambda v: _index_const(v) if isinstance(v, int) else v  # noqa: E731
+    if got[k] != -1:
+        return as_index(got[k])
+    size = _index_dim(x, i)
+    for m in group:
+        if m != k:
+            other = as_index(dst[m] if dst[m] is not None else got[m])
+            size = ir.Operation.create("arith.divui", results=[index], operands=[size, other]).result
+    return size
 
 
 def _flow_collapse(x, src, dst, groups, rtype):
@@ -267,9 +284,48 @@ def _flow_collapse(x, src, dst, groups, rtype):
     return flow_reshape(x, dst, out_dims)
 
 
+def traced_entry(vector, k: int):
+    """Where entry k of a 1-D integer tensor comes from, followed back through the ops a shape
+    computation is made of (concatenate, slice, reshape, convert): ("dim", x, i) for
+    get_dimension_size(x, i), ("const", c) for a constant, or None. A size taken from there is
+    known on the host (tensor.dim); one read out of the tensor (tensor.extract) makes IREE copy
+    it back from the device and wait there (flow.tensor.load: the `?`-length BERT had 14)."""
+    while True:
+        op = vector.owner
+        name = getattr(op, "name", None)
+        if name == "stablehlo.get_dimension_size":
+            return ("dim", op.operands[0], ir.IntegerAttr(op.attributes["dimension"]).value)
+        if name == "stablehlo.constant":
+            values = ir.DenseIntElementsAttr(op.attributes["value"])
+            return ("const", int(values[0 if values.is_splat else k]))
+        if name in ("stablehlo.reshape", "stablehlo.convert"):
+            vector = op.operands[0]
+        elif name == "stablehlo.slice":
+            start = ir.DenseI64ArrayAttr(op.attributes["start_indices"])[0]
+            step = ir.DenseI64ArrayAttr(op.attributes["strides"])[0]
+            vector, k = op.operands[0], start + k * step
+        elif name == "stablehlo.concatenate":
+            for part in op.operands:
+                n = ir.RankedTensorType(part.type).shape[0]
+                if k < n:
+                    vector = part
+                    break
+                k -= n
+            else:
+                return None
+        else:
+            return None
+
+
 def _entry(vector, k: int):
-    """Entry k of a 1-D integer tensor Value, as an index."""
+    """Entry k of a 1-D integer tensor Value: an int where it is a constant, else an index on
+    the host where traced_entry finds it, else read out of the tensor."""
     index = ir.IndexType.get()
+    found = traced_entry(vector, k)
+    if found and found[0] == "dim":
+        return _index_dim(found[1], found[2])
+    if found:
+        return found[1]
     element = ir.RankedTensorType(vector.type).element_type
     v = ir.Operation.create("tensor.extract", results=[element], operands=[vector, _index_const(k)]).result
     return ir.Operation.create("arith.index_cast", results=[index], operands=[v]).result

@@ -377,9 +377,9 @@ def iota(shape: Sequence[int], dtype, dim: int) -> Value:
 # ("'affine.delinearize_index' op no basis element may be statically non-positive" after a
 # depthwise convolution; "exceeded stack allocation limit" after the average pool); the module
 # then compiled without data tiling, its static bucket functions included (compile/buckets.py:
-# MobileNetV2's batch-1 bucket 1.46x its static module, now 0.96x). The dynamic function's own
-# speed is unchanged by it (MobileNetV2 and bert2_infer at batch 1-32: 0.94-1.03x, 2-core VM,
-# medians of 9 interleaved blocks, 2026-11-28). Static dots are untouched.
+# MobileNetV2's batch-1 bucket 1.46x its static module, now 0.96x), and the dynamic one ran 1.5-1.8x
+# slower untiled (2-core VM, medians of 9 interleaved blocks, 2026-11-28). A module IREE compiles
+# untiled loses its barriers again (passes/ir/pack_barriers.py). Static dots are untouched.
 PACK_BARRIER = True
 
 
@@ -397,7 +397,7 @@ def dot_general(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *,
             return flat
 
     if PACK_BARRIER and dynamic_shapes.is_dynamic(shape_of(lhs)) and not lhs_batch:
-        lhs = barrier(lhs)
+        lhs = barrier(lhs, "hlobridge.pack_barrier")  # (passes/ir/pack_barriers.py drops it untiled)
 
     def dims(name, values):
         return f"{name} = [{', '.join(str(int(v)) for v in values)}]"
@@ -669,9 +669,11 @@ def assert_(flag: Value, message: str) -> None:
     _create("cf.assert", [flag], [], {"msg": ir.StringAttr.get(message)})
 
 
-def barrier(x: Value) -> Value:
-    """stablehlo.optimization_barrier of x: x, in a value no fusion crosses (its `?` sizes tied on)."""
-    return dynamic_shapes.barrier(x, lambda v: _one("stablehlo.optimization_barrier", [v]))
+def barrier(x: Value, mark: str | None = None) -> Value:
+    """stablehlo.optimization_barrier of x: x, in a value no fusion crosses (its `?` sizes tied
+    on); `mark`, a unit attribute a pass finds it by."""
+    attrs = {mark: ir.UnitAttr.get()} if mark else None
+    return dynamic_shapes.barrier(x, lambda v: _one("stablehlo.optimization_barrier", [v], attrs=attrs))
 
 
 def fresh_copy(x: Value) -> Value:

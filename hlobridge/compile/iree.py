@@ -19,6 +19,7 @@ from pathlib import Path
 from iree.compiler import CompilerToolError, compile_str
 
 from hlobridge.passes.ir.dispatch_regions import without_regions
+from hlobridge.passes.ir.pack_barriers import drop_pack_barriers
 
 from ..debug import progress
 from ..debug.dump import Dumper
@@ -114,6 +115,8 @@ def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]
 
     if DATA_TILING_FLAG in extra and _has_batched_dot(source):
         extra = [f for f in extra if f != DATA_TILING_FLAG]
+    if DATA_TILING_FLAG not in extra and isinstance(source, str):
+        source = drop_pack_barriers(source)
     try:
         return compile_once(source)
     except CompileError as e:
@@ -122,6 +125,7 @@ def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]
         dropped += [f for f in extra if f in OPTIONAL_CPU_FLAGS]
         log.info("IREE failed with %s; compiling without them", " ".join(dropped))
         extra = [f for f in extra if f not in OPTIONAL_CPU_FLAGS]
+        source = drop_pack_barriers(source) if isinstance(source, str) else source
         try:
             return compile_once(source)
         except CompileError as e:

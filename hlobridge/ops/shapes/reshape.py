@@ -121,7 +121,9 @@ def _reshape_lower(ctx, x, shape=None):
     if shape is not None and None in ctx.out().shape:
         partial = ctx.inputs[1].partial
         if partial is not None and -1 in partial:
-            shape = _sized_minus_one(x, shape, list(partial).index(-1))
+            k = list(partial).index(-1)
+            if dynamic_shapes.traced_entry(shape, k) is None:  # (a traced -1 is sized on the host)
+                shape = _sized_minus_one(x, shape, k)
         return dynamic_shapes.reshape(x, ctx.out().shape, sizes=shape)
     return reshape_to_out(ctx, x)
 

@@ -74,12 +74,18 @@ def _run_time_size_slice(ctx, x, begin, size):
     tf.shape(ids)[1]): stablehlo.real_dynamic_slice, its limits begin + size, or a dimension's
     end where an entry of size is -1."""
     i32 = np.int32
-    size = hlo.convert(size, i32)
     starts = hlo.constant(np.asarray(begin, i32))
-    ends = dynamic_shapes.shape_tensor([dynamic_shapes.dim_size(x, i) if d is None else d
-                                        for i, d in enumerate(hlo.shape_of(x))])
-    limit = hlo.select(hlo.compare("LT", size, hlo.constant(np.zeros(len(begin), i32))), ends,
-                       hlo.binary("add", starts, size))
+    ends = [dynamic_shapes.dim_size(x, i) if d is None else d for i, d in enumerate(hlo.shape_of(x))]
+    traced = [dynamic_shapes.traced_entry(size, k) for k in range(len(begin))]
+    if all(t is not None and (t[0] == "const" or b == 0) for t, b in zip(traced, begin)):
+        # sizes known on the host (tf.shape(ids)[1], -1): limits IREE need not read back
+        limit = dynamic_shapes.shape_tensor([
+            e if t == ("const", -1) else b + t[1] if t[0] == "const" else dynamic_shapes.dim_size(t[1], t[2])
+            for t, b, e in zip(traced, begin, ends)])
+    else:
+        size = hlo.convert(size, i32)
+        limit = hlo.select(hlo.compare("LT", size, hlo.constant(np.zeros(len(begin), i32))),
+                           dynamic_shapes.shape_tensor(ends), hlo.binary("add", starts, size))
     strides = hlo.constant(np.ones(len(begin), i32))
     return hlo.real_dynamic_slice(x, starts, limit, strides, ctx.out().shape)
 

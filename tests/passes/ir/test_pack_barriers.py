@@ -1,0 +1,25 @@
+"""A `?`-row matmul's operand keeps its pack barrier only where IREE data-tiles the module
+(passes/ir/pack_barriers.py, dialects/stablehlo.py's PACK_BARRIER)."""
+
+import numpy as np
+
+from hlobridge.compile.driver import CompileOptions, compile_graph, lower_graph
+from hlobridge.passes.ir.pack_barriers import MARK, drop_pack_barriers
+from tests.compile.test_dynamic_dims import mlp_graph, mlp_reference
+
+
+def test_the_barrier_is_dropped_and_the_module_still_compiles_and_matches():
+    graph = mlp_graph().graph_def
+    text = lower_graph(graph).text()
+    assert text.count(MARK) == 1  # the one MatMul over the `?` batch
+    plain = drop_pack_barriers(text)
+    assert MARK not in plain and "optimization_barrier" not in plain
+    assert drop_pack_barriers(plain) == plain
+
+
+def test_tiled_and_untiled_modules_agree_with_numpy():
+    graph = mlp_graph().graph_def
+    x = np.random.default_rng(5).standard_normal((3, 8)).astype(np.float32)
+    for tiling in ("on", "off"):  # with the barrier, and with it dropped
+        module = compile_graph(graph, options=CompileOptions(data_tiling=tiling)).load()
+        np.testing.assert_allclose(module.run({"x": x})["y:0"], mlp_reference(x), rtol=1e-5, atol=1e-6)
