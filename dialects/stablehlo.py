@@ -381,6 +381,15 @@ def iota(shape: Sequence[int], dtype, dim: int) -> Value:
 # slower untiled (2-core VM, medians of 9 interleaved blocks, 2026-11-28). A module IREE compiles
 # untiled loses its barriers again (passes/ir/pack_barriers.py). Static dots are untouched.
 PACK_BARRIER = True
+PACK_MARK = "hlobridge.pack_barrier"
+# A batched dot over `?` dimensions (attention in a `?`-batch or `?`-length BERT) gets barriers on
+# both operands: IREE 3.13 miscompiles a batched dot fed by a softmax with data tiling on
+# (compile/iree.py's _has_static_batched_dot), and with the softmax in a buffer of its own it
+# does not (Keras Attention, AdditiveAttention and Dot layers match TF). So a `?` module keeps
+# data tiling: bert2_infer's `?`-batch module 6.3 -> 4.0 ms at batch 8 (2-core VM, medians of 9
+# interleaved blocks, 2026-11-28). A static module with a batched dot stays untiled: tiled with
+# such barriers the static bert2_infer ran 1.27x slower (90 dispatches against 49).
+BATCHED_DOT_BARRIERS = True
 
 
 def dot_general(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *,
@@ -397,7 +406,9 @@ def dot_general(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *,
             return flat
 
     if PACK_BARRIER and dynamic_shapes.is_dynamic(shape_of(lhs)) and not lhs_batch:
-        lhs = barrier(lhs, "hlobridge.pack_barrier")  # (passes/ir/pack_barriers.py drops it untiled)
+        lhs = barrier(lhs, PACK_MARK)  # (passes/ir/pack_barriers.py drops it untiled)
+    elif BATCHED_DOT_BARRIERS and lhs_batch and (dynamic_shapes.is_dynamic(shape_of(lhs)) or dynamic_shapes.is_dynamic(shape_of(rhs))):
+        lhs, rhs = barrier(lhs, PACK_MARK), barrier(rhs, PACK_MARK)  # see BATCHED_DOT_BARRIERS
 
     def dims(name, values):
         return f"{name} = [{', '.join(str(int(v)) for v in values)}]"

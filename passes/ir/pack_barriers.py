@@ -15,7 +15,7 @@ from iree.compiler import ir
 
 from .ir_helpers import ops_named
 
-MARK = "hlobridge.pack_barrier"
+from hlobridge.dialects.stablehlo import PACK_MARK as MARK
 
 
 def drop_pack_barriers(source: str) -> str:
