@@ -86,3 +86,19 @@ def test_explain_says_why_a_cluster_cannot_pad(tmp_path, capsys):
     write_graphdef(b.graph_def, tmp_path / "g.pbtxt")
     assert explain_cli.main([str(tmp_path / "g.pbtxt"), "--dynamic", "--min-cluster-size", "2"]) == 0
     assert "batch padding: cannot pad: node colsum (Sum over axis 0) mixes rows" in capsys.readouterr().out
+
+
+def test_emit_stablehlo_writes_the_merged_module(tmp_path, capsys):
+    """--emit stablehlo shows what --batch-sizes compiles: the dynamic main beside main_b1/main_b8,
+    main's reflection naming the sizes and the padding verdict."""
+    out = tmp_path / "m.mlir"
+    graph = "tests/conformance/dynamic_batch/graph.pbtxt"
+    assert compile_cli.main([graph, "--emit", "stablehlo", "-o", str(out), "--batch-sizes", "1,8",
+                             "--pad-to-batch-sizes"]) == 0
+    verdict = "cannot pad: node sequential_1/flatten_1/Shape (Shape is not known to keep rows apart)"
+    assert verdict in capsys.readouterr().err  # Keras' Flatten reshapes by tf.shape: the padded batch
+    text = out.read_text()
+    assert "func.func @main(%arg0: tensor<?x8x8x3xf32>" in text
+    assert "func.func @main_b1(%arg0: tensor<1x8x8x3xf32>" in text
+    assert "func.func @main_b8(%arg0: tensor<8x8x8x3xf32>" in text
+    assert 'hlobridge.batch_sizes = "1,8"' in text and f'hlobridge.batch_padding = "{verdict}' in text
