@@ -1,0 +1,118 @@
+"""Which graphs may run a batch padded up to a static bucket (analysis/batch_rows.py): a BERT-like
+embedding (GatherV2 of a table by batch ids, OneHot, Reshapes that merge the batch with the
+sequence and split it again) pads and gives the dynamic function's numbers; graphs that mix
+rows, or end in a layout the runtime cannot cut, are refused with the node's name."""
+
+import numpy as np
+import pytest
+
+import hlobridge
+from hlobridge.cli import compile as compile_cli
+from hlobridge.compile.buckets import padding_verdict
+from hlobridge.compile.driver import input_specs, resolve_io
+from hlobridge.frontend.graph_builder import GraphBuilder
+from hlobridge.frontend.graphdef import write_graphdef
+
+RNG = np.random.default_rng(31)
+VOCAB, SEQ, HIDDEN = 10, 4, 6
+TABLE = RNG.standard_normal((VOCAB, HIDDEN)).astype(np.float32)
+TYPES = RNG.standard_normal((2, HIDDEN)).astype(np.float32)
+HEAD = RNG.standard_normal((SEQ * HIDDEN, 3)).astype(np.float32)
+
+
+def _i32(b, name, values):
+    return b.const(name, np.array(values, np.int32))
+
+
+def embedding_graph(b=None):
+    """y = (gather(TABLE, ids) + reshape(onehot(seg).reshape(-1, 2) @ TYPES, [-1, SEQ, HIDDEN]),
+    centred per token over [-1, HIDDEN], back to [-1, SEQ, HIDDEN], flattened to [-1, SEQ*HIDDEN]) @ HEAD."""
+    b = b or GraphBuilder()
+    ids = b.placeholder("ids", np.int32, (None, SEQ))
+    seg = b.placeholder("seg", np.int32, (None, SEQ))
+    emb = b.op("GatherV2", [b.const("table", TABLE), ids, _i32(b, "axis0", 0)], name="emb",
+               Tparams=np.float32, Tindices=np.int32, Taxis=np.int32, batch_dims=0)
+    hot = b.op("OneHot", [seg, _i32(b, "depth", 2), b.const("on", np.float32(1)), b.const("off", np.float32(0))],
+               name="hot", T=np.float32, TI=np.int32, axis=-1)
+    flat = b.op("Reshape", [hot, _i32(b, "s1", [-1, 2])], name="tokens", T=np.float32, Tshape=np.int32)
+    typed = b.op("MatMul", [flat, b.const("types", TYPES)], name="typed", T=np.float32)
+    typed = b.op("Reshape", [typed, _i32(b, "s2", [-1, SEQ, HIDDEN])], name="unflat", T=np.float32, Tshape=np.int32)
+    h = b.op("Reshape", [b.op("AddV2", [emb, typed], name="sum", T=np.float32), _i32(b, "s3", [-1, HIDDEN])],
+             name="per_token", T=np.float32, Tshape=np.int32)
+    mean = b.op("Mean", [h, _i32(b, "last", [-1])], name="mean", T=np.float32, Tidx=np.int32, keep_dims=True)
+    h = b.op("Sub", [h, mean], name="centred", T=np.float32)
+    h = b.op("Reshape", [h, _i32(b, "s4", [-1, SEQ, HIDDEN])], name="per_example", T=np.float32,
+             Tshape=np.int32)
+    h = b.op("Reshape", [h, _i32(b, "s5", [-1, SEQ * HIDDEN])], name="flat", T=np.float32, Tshape=np.int32)
+    b.op("MatMul", [h, b.const("head", HEAD)], name="y", T=np.float32)
+    return b
+
+
+def embedding_reference(ids, seg):
+    h = (TABLE[ids] + np.eye(2, dtype=np.float32)[seg] @ TYPES).reshape(-1, HIDDEN)
+    return (h - h.mean(-1, keepdims=True)).reshape(-1, SEQ * HIDDEN) @ HEAD
+
+
+def feeds(batch):
+    return RNG.integers(0, VOCAB, (batch, SEQ), np.int32), RNG.integers(0, 2, (batch, SEQ), np.int32)
+
+
+def verdict(b, outputs=None):
+    graph = b.graph()
+    in_refs, out_refs = resolve_io(graph, None, outputs)
+    return padding_verdict(graph, input_specs(graph, in_refs, None), out_refs)
+
+
+def test_an_embedding_graph_pads_and_matches_the_dynamic_function(tmp_path, capsys):
+    write_graphdef(embedding_graph().graph_def, tmp_path / "g.pbtxt")
+    out = tmp_path / "m.vmfb"
+    assert compile_cli.main([str(tmp_path / "g.pbtxt"), "-o", str(out), "--batch-sizes", "8",
+                             "--pad-to-batch-sizes"]) == 0
+    assert "padding: pads" in capsys.readouterr().err
+    main = hlobridge.runtime.load(out).main
+    for batch in (5, 1):
+        ids, seg = feeds(batch)
+        assert main.pick([ids, seg]) == (main.static[8], 8)
+        got = main(ids, seg)
+        assert got.shape == (batch, 3)
+        np.testing.assert_allclose(got, main.dynamic(ids, seg), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(got, embedding_reference(ids, seg), rtol=1e-5, atol=1e-5)
+
+
+def _pairs_examples(b):
+    """[?, SEQ, HIDDEN] -> [-1, 2*SEQ*HIDDEN]: one row holds two examples."""
+    b.op("Reshape", ["sum:0", _i32(b, "pairs", [-1, 2 * SEQ * HIDDEN])], name="paired", T=np.float32,
+         Tshape=np.int32)
+    return ["paired:0"]
+
+
+def _gathers_rows(b):
+    """Row 0 of the batch for every example: GatherV2 on the batch axis."""
+    b.op("GatherV2", ["y:0", _i32(b, "first", [0, 0]), _i32(b, "ax", 0)], name="rows",
+         Tparams=np.float32, Tindices=np.int32, Taxis=np.int32, batch_dims=0)
+    return ["rows:0"]
+
+
+def _contracts_batch(b):
+    """y^T @ y: a matmul over the batch."""
+    b.op("MatMul", ["y:0", "y:0"], name="gram", T=np.float32, transpose_a=True)
+    return ["gram:0"]
+
+
+def _onehot_on_batch_axis(b):
+    b.op("OneHot", ["seg:0", _i32(b, "d2", 2), b.const("on2", np.float32(1)), b.const("off2", np.float32(0))],
+         name="hot0", T=np.float32, TI=np.int32, axis=0)
+    return ["hot0:0"]
+
+
+@pytest.mark.parametrize("add, why", [
+    (_pairs_examples, "node paired (Reshape puts rows of two examples together)"),
+    (_gathers_rows, "node rows (GatherV2 of batch rows)"),
+    (_contracts_batch, "node gram (MatMul contracts over the batch)"),
+    (_onehot_on_batch_axis, "node hot0 (OneHot with its depth on the batch axis)"),
+    (lambda b: ["per_token:0"], f"node per_token (output per_token:0 holds {SEQ} rows per example)"),
+])
+def test_graphs_that_mix_rows_are_refused(add, why):
+    b = embedding_graph()
+    assert verdict(b) == "pads"
+    assert verdict(b, add(b)) == f"cannot pad: {why} mixes rows"
