@@ -52,7 +52,8 @@ def parse_arguments(argv=None) -> argparse.Namespace:
                         "MLIR bytecode, .mlirbc) that XLA compiles through PJRT when it is loaded "
                         "(the xla extra; docs/backends.md); auto: xla for --target cuda where installed")
     p.add_argument("--emit", default="vmfb", choices=("vmfb", "stablehlo"),
-                   help="vmfb: the backend's artifact; stablehlo: the StableHLO text")
+                   help="vmfb: the backend's artifact; stablehlo: the StableHLO text (with --batch-sizes, "
+                        "the merged module the .vmfb is compiled from)")
     p.add_argument("--precision", default="f32", choices=pipeline.PRECISIONS,
                    help="compute f32 graphs in bf16 or f16, accumulating dots, convolutions and "
                         "reductions in f32 (default: f32, no change)")
