@@ -6,12 +6,11 @@ rows, or end in a layout the runtime cannot cut, are refused with the node's nam
 import numpy as np
 import pytest
 
-import hlobridge
-from hlobridge.cli import compile as compile_cli
 from hlobridge.compile.buckets import padding_verdict
 from hlobridge.compile.driver import input_specs, resolve_io
 from hlobridge.frontend.graph_builder import GraphBuilder
-from hlobridge.frontend.graphdef import write_graphdef
+
+from .test_batch_buckets import compile_padded
 
 RNG = np.random.default_rng(31)
 VOCAB, SEQ, HIDDEN = 10, 4, 6
@@ -64,12 +63,8 @@ def verdict(b, outputs=None):
 
 
 def test_an_embedding_graph_pads_and_matches_the_dynamic_function(tmp_path, capsys):
-    write_graphdef(embedding_graph().graph_def, tmp_path / "g.pbtxt")
-    out = tmp_path / "m.vmfb"
-    assert compile_cli.main([str(tmp_path / "g.pbtxt"), "-o", str(out), "--batch-sizes", "8",
-                             "--pad-to-batch-sizes"]) == 0
+    main = compile_padded(tmp_path, embedding_graph(), "8").main
     assert "padding: pads" in capsys.readouterr().err
-    main = hlobridge.runtime.load(out).main
     for batch in (5, 1):
         ids, seg = feeds(batch)
         assert main.pick([ids, seg]) == (main.static[8], 8)
