@@ -26,8 +26,13 @@ Whitelisted, checked per op against the batch operands and layouts:
   batch tensor on a later axis by batch-free indices; OneHot of batch indices whose depth axis
   is not axis 0.
 
-Everything else mixes rows or may: reductions over axis 0, training BatchNorm, Shape (its
-value is the padded batch), a Transpose that moves the batch. `mixing_node` names the first.
+The batch size itself (Shape of a batch tensor, and shape arithmetic on it) is the padded one:
+it may only become a Reshape's target (Keras' Flatten reshapes to [shape(x)[0], -1]), whose
+layout the rule above checks on the static dimensions; anything else that reads it, or an
+output computed from it, refuses.
+
+Everything else mixes rows or may: reductions over axis 0, training BatchNorm, a Transpose
+that moves the batch. `mixing_node` names the first.
 """
 
 from __future__ import annotations
@@ -136,6 +141,7 @@ def mixing_node(graph, nodes, specs, outputs=()) -> tuple[str, str] | None:
     `?` batch, or of an output in `outputs` not laid out one row per example; None when padding
     the batch is safe. A batch tensor from outside `nodes` (a feed) has one row per example."""
     rows = {}  # tensor -> its layout (rows per example); absent: 1
+    sized = set()  # tensors computed from the (padded) batch size: Shape and shape arithmetic
     for name in nodes:
         node = graph.nodes[name]
         if node.op in GRAPH_INPUT_OPS:
@@ -143,7 +149,14 @@ def mixing_node(graph, nodes, specs, outputs=()) -> tuple[str, str] | None:
         outs = sorted(((r, s) for r, s in specs.items() if r.node == name), key=lambda rs: rs[0].index)
         ins = [specs.get(r) for r in node.inputs]
         batched = [i for i, s in enumerate(ins) if _batch_dynamic(s)]
-        if not batched and not any(_batch_dynamic(s) for _, s in outs):
+        reads_size = [i for i, r in enumerate(node.inputs) if r in sized]
+        batch_out = any(_batch_dynamic(s) for _, s in outs)
+        if (node.op == "Shape" and batched == [0]) or (reads_size and not batched and not batch_out):
+            sized.update(r for r, _ in outs)
+            continue
+        if reads_size and not (node.op == "Reshape" and reads_size == [1]):
+            return name, f"{node.op} reads the batch size"  # only a Reshape's target may (Flatten)
+        if not batched and not batch_out:
             continue  # does not touch the batch
         layouts = {rows.get(node.inputs[i], 1) for i in batched}
         if len(layouts) > 1:
@@ -153,11 +166,13 @@ def mixing_node(graph, nodes, specs, outputs=()) -> tuple[str, str] | None:
             return name, f"{node.op} with a result of unknown rank"
         why, m = _reason(node, ins, batched, out, layouts.pop() if layouts else 1)
         if why is None and not _batch_dynamic(out):
-            why = f"{node.op} takes the batch off axis 0"  # Shape: its value is the padded batch
+            why = f"{node.op} takes the batch off axis 0"
         if why is not None:
             return name, why
         rows.update({r: m for r, s in outs if _batch_dynamic(s)})
     for ref in outputs:
+        if ref in sized:
+            return ref.node, f"output {ref} is computed from the batch size"
         if rows.get(ref, 1) != 1:
             return ref.node, f"output {ref} holds {rows[ref]} rows per example"
     return None

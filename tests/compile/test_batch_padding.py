@@ -23,9 +23,17 @@ def _i32(b, name, values):
     return b.const(name, np.array(values, np.int32))
 
 
+def batch_first(b, x, name):
+    """[shape(x)[0], -1], as Keras' Flatten computes its target: the batch size as a value."""
+    n = b.op("StridedSlice", [b.op("Shape", [x], name=f"{name}/shape", T=np.float32, out_type=np.int32),
+                              _i32(b, f"{name}/b", [0]), _i32(b, f"{name}/e", [1]), _i32(b, f"{name}/s", [1])],
+             name=f"{name}/batch", T=np.int32, Index=np.int32, shrink_axis_mask=1)
+    return b.op("Pack", [n, _i32(b, f"{name}/rest", -1)], name=name, T=np.int32, N=2, axis=0)
+
+
 def embedding_graph(b=None):
     """y = (gather(TABLE, ids) + reshape(onehot(seg).reshape(-1, 2) @ TYPES, [-1, SEQ, HIDDEN]),
-    centred per token over [-1, HIDDEN], back to [-1, SEQ, HIDDEN], flattened to [-1, SEQ*HIDDEN]) @ HEAD."""
+    centred per token over [-1, HIDDEN], back to [-1, SEQ, HIDDEN], flattened as Keras does) @ HEAD."""
     b = b or GraphBuilder()
     ids = b.placeholder("ids", np.int32, (None, SEQ))
     seg = b.placeholder("seg", np.int32, (None, SEQ))
@@ -42,7 +50,7 @@ def embedding_graph(b=None):
     h = b.op("Sub", [h, mean], name="centred", T=np.float32)
     h = b.op("Reshape", [h, _i32(b, "s4", [-1, SEQ, HIDDEN])], name="per_example", T=np.float32,
              Tshape=np.int32)
-    h = b.op("Reshape", [h, _i32(b, "s5", [-1, SEQ * HIDDEN])], name="flat", T=np.float32, Tshape=np.int32)
+    h = b.op("Reshape", [h, batch_first(b, h, "flat_shape")], name="flat", T=np.float32, Tshape=np.int32)
     b.op("MatMul", [h, b.const("head", HEAD)], name="y", T=np.float32)
     return b
 
@@ -100,7 +108,19 @@ def _onehot_on_batch_axis(b):
     return ["hot0:0"]
 
 
+def _divides_by_batch_size(b):
+    """y / batch: a value of every row depends on how many rows there are."""
+    n = b.op("Cast", [b.op("StridedSlice", [b.op("Shape", ["y:0"], name="n/shape", T=np.float32, out_type=np.int32),
+                                            _i32(b, "n/b", [0]), _i32(b, "n/e", [1]), _i32(b, "n/s", [1])],
+                           name="n/batch", T=np.int32, Index=np.int32, shrink_axis_mask=1)],
+             name="n", SrcT=np.int32, DstT=np.float32)
+    b.op("RealDiv", ["y:0", n], name="per_batch", T=np.float32)
+    return ["per_batch:0"]
+
+
 @pytest.mark.parametrize("add, why", [
+    (_divides_by_batch_size, "node per_batch (RealDiv reads the batch size)"),
+    (lambda b: ["flat_shape:0"], "node flat_shape (output flat_shape:0 is computed from the batch size)"),
     (_pairs_examples, "node paired (Reshape puts rows of two examples together)"),
     (_gathers_rows, "node rows (GatherV2 of batch rows)"),
     (_contracts_batch, "node gram (MatMul contracts over the batch)"),
