@@ -154,8 +154,8 @@ def mixing_node(graph, nodes, specs, outputs=()) -> tuple[str, str] | None:
         if (node.op == "Shape" and batched == [0]) or (reads_size and not batched and not batch_out):
             sized.update(r for r, _ in outs)
             continue
-        if reads_size and not (node.op == "Reshape" and reads_size == [1]):
-            return name, f"{node.op} reads the batch size"  # only a Reshape's target may (Flatten)
+        if reads_size and not (node.op == "Reshape" and reads_size == [1] and batched == [0]):
+            return name, f"{node.op} reads the batch size"  # only a batch Reshape's target may (Flatten)
         if not batched and not batch_out:
             continue  # does not touch the batch
         layouts = {rows.get(node.inputs[i], 1) for i in batched}

@@ -118,7 +118,17 @@ def _divides_by_batch_size(b):
     return ["per_batch:0"]
 
 
+def _spreads_a_constant(b):
+    """A constant reshaped to [batch, -1]: what a row holds depends on how many rows there are."""
+    spread = b.op("Reshape", [b.const("eight", np.arange(8, dtype=np.float32)), batch_first(b, "y:0", "rows8")],
+                  name="spread", T=np.float32, Tshape=np.int32)
+    b.op("AddV2", [b.op("Slice", ["y:0", _i32(b, "y0", [0, 0]), _i32(b, "y1", [-1, 1])], name="y1", T=np.float32,
+                        Index=np.int32), spread], name="spread_sum", T=np.float32)
+    return ["spread_sum:0"]
+
+
 @pytest.mark.parametrize("add, why", [
+    (_spreads_a_constant, "node spread (Reshape reads the batch size)"),
     (_divides_by_batch_size, "node per_batch (RealDiv reads the batch size)"),
     (lambda b: ["flat_shape:0"], "node flat_shape (output flat_shape:0 is computed from the batch size)"),
     (_pairs_examples, "node paired (Reshape puts rows of two examples together)"),
