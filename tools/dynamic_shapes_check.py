@@ -9,6 +9,11 @@ the big models, outside the test suite:
 
 `--time N` also compiles a static module for each run's shapes and times N calls of each,
 interleaved in blocks of 10, printing the medians (dynamic over static).
+`--pad N` also compiles with a static batch-N function and padding allowed
+(`--batch-sizes N --pad-to-batch-sizes`) and runs each run's first N//2+1 rows padded to N,
+against the dynamic function at that batch:
+
+    .venv/bin/python tools/dynamic_shapes_check.py --pad 8 bench-models/bert2_infer
 """
 
 import argparse
@@ -20,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hlobridge.compile.driver import compile_graph  # noqa: E402
+from hlobridge.compile.driver import CompileOptions, compile_graph  # noqa: E402
 from hlobridge.frontend.corpus_case import Case  # noqa: E402
 
 
@@ -46,7 +51,28 @@ def speed(case, run, module, reps: int) -> None:
     print(f"  {run.get('name')}: dynamic {d:.3f} ms, static {s:.3f} ms, dynamic/static {d / s:.2f}x")
 
 
-def check(path: str, reps: int = 0) -> bool:
+def padded(case, size: int) -> bool:
+    """Each run's first size//2+1 rows through the padded main_b<size>, against the dynamic main."""
+    run0 = case.meta["runs"][0]
+    model = compile_graph(case.graph_path, inputs=list(run0["feeds"]), outputs=list(run0["expected"]),
+                          options=CompileOptions(batch_sizes=(size,), pad_batches=True))
+    print(f"  --pad {size}: padding {model.lowered.notes['batch_padding']}")
+    main, ok = model.load().main, True
+    for run in case.meta["runs"]:
+        args = [case.array(run["feeds"][name])[:size // 2 + 1] for name in main.input_names]
+        fn, to = main.pick(args)
+        got, want = main(*args), main.dynamic(*args)
+        for i, (g, w) in enumerate(zip(got if isinstance(got, tuple) else (got,),
+                                       want if isinstance(want, tuple) else (want,))):
+            good = to is not None and np.allclose(g, w, rtol=1e-6, atol=1e-6)
+            ok &= bool(good)
+            print(f"  {run.get('name')}: batch {len(args[0])} in {fn.name} padded to {to}, output {i} "
+                  f"max abs difference to the dynamic main {float(np.abs(g - w).max()):.2e} "
+                  f"{'ok' if good else 'NOT PADDED OR DIFFERENT'}")
+    return ok
+
+
+def check(path: str, reps: int = 0, pad: int = 0) -> bool:
     """Print one line per run (max abs error against TF, within the case's tolerance or not)."""
     case = Case.load(path)
     run0 = case.meta["runs"][0]
@@ -67,15 +93,17 @@ def check(path: str, reps: int = 0) -> bool:
                   f"{'ok' if good else 'OUT OF TOLERANCE'}")
         if reps:
             speed(case, run, module, reps)
-    return ok
+    return ok and (not pad or padded(case, pad))
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="+")
     parser.add_argument("--time", type=int, default=0, metavar="N", help="time N calls, dynamic and static")
+    parser.add_argument("--pad", type=int, default=0, metavar="N",
+                        help="also run batch N//2+1 padded into a static batch-N function")
     args = parser.parse_args(argv)
-    return 0 if all([check(c, args.time) for c in args.cases]) else 1
+    return 0 if all([check(c, args.time, args.pad) for c in args.cases]) else 1
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ from hlobridge.passes.ir.fusion import MODES as FUSION_MODES
 
 from ..compile import buckets, driver as compiler
 from ..compile.driver import CompileOptions, Dumper
-from ..compile.backend import resolve
 from ..compile.gpu_cards import CARDS, DEFAULT_CARD, card as gpu_card
 from ..compile.options import BACKENDS, DATA_TILING
 from ..debug import gpu_report
@@ -53,7 +52,8 @@ def parse_arguments(argv=None) -> argparse.Namespace:
                         "MLIR bytecode, .mlirbc) that XLA compiles through PJRT when it is loaded "
                         "(the xla extra; docs/backends.md); auto: xla for --target cuda where installed")
     p.add_argument("--emit", default="vmfb", choices=("vmfb", "stablehlo"),
-                   help="vmfb: the backend's artifact; stablehlo: the StableHLO text")
+                   help="vmfb: the backend's artifact; stablehlo: the StableHLO text (with --batch-sizes, "
+                        "the merged module the .vmfb is compiled from)")
     p.add_argument("--precision", default="f32", choices=pipeline.PRECISIONS,
                    help="compute f32 graphs in bf16 or f16, accumulating dots, convolutions and "
                         "reductions in f32 (default: f32, no change)")
@@ -114,9 +114,8 @@ def main(argv=None) -> int:
         graph, io = saved_model.compile_target(args, io)
     dump = Dumper.from_flags(args.dump_to, args.dump_pass)
     if args.emit == "stablehlo":
-        lowered = compiler.lower_graph(graph, dump=dump, stages=options.stages(),
-                                       backend=resolve(options.backend, options.target),
-                                       target=options.lowers_for(), **io)
+        lowered = compiler.lower_for(graph, options, dump=dump, **io)  # with --batch-sizes, merged
+        _say_buckets(args, lowered)
         text = lowered.text()
         if args.output == "-":
             sys.stdout.write(text)
@@ -135,15 +134,20 @@ def main(argv=None) -> int:
             print(gpu_report.format_summary(found["gpu"], found["gpu_dispatches"]), file=sys.stderr)
         _write(args.stats, (json.dumps(stats, indent=2) + "\n").encode())
     sig = model.signature
-    if args.batch_sizes and not args.quiet:
-        print(f"batch sizes {args.batch_sizes}: static functions beside the dynamic main; padding: "
-              f"{model.lowered.notes.get('batch_padding', 'off')}", file=sys.stderr)
+    _say_buckets(args, model.lowered)
     if not args.quiet:
         kind = args.target if model.options.backend == "iree" else f"{model.options.backend} portable artifact"
         print(f"wrote {args.output} ({len(model.vmfb)} bytes, {kind}): "
               f"{', '.join(n for n, _ in sig.inputs)} -> {', '.join(n for n, _ in sig.outputs)}",
               file=sys.stderr)
     return 0
+
+
+def _say_buckets(args, lowered) -> None:
+    """With --batch-sizes, one stderr line: the static functions and whether batches pad."""
+    if args.batch_sizes and not args.quiet:
+        print(f"batch sizes {args.batch_sizes}: static functions beside the dynamic main; padding: "
+              f"{lowered.notes.get('batch_padding', 'off')}", file=sys.stderr)
 
 
 def _write(path: str, data: bytes) -> None:

@@ -48,11 +48,7 @@ def lower_with_buckets(graph, feeds: dict, out_refs: list, sizes, *, pad: bool, 
     dynamic = lower(graph, inputs=inputs, outputs=outputs, input_shapes=input_shapes, **kwargs)
     if dynamic.resource_args or dynamic.written:
         raise HlobridgeError("--batch-sizes: the graph reads variables; freeze them first")
-    note = "off"
-    if pad:
-        needed = graph.ancestors([r.node for r in out_refs], stop=[r.node for r in feeds])
-        specs = infer_specs(graph, needed, feeds, FunctionRunner(library_of(graph), None))
-        note = padding_note(graph, [n for n in graph.order if n in needed], specs)
+    note = padding_verdict(graph, feeds, out_refs) if pad else "off"
     for size in sizes:
         shapes = {**(input_shapes or {}), **{str(r): (size, *s.shape[1:]) for r, s in batched.items()}}
         static = lower(graph, inputs=inputs, outputs=outputs, input_shapes=shapes, **kwargs)
@@ -67,6 +63,14 @@ def lower_with_buckets(graph, feeds: dict, out_refs: list, sizes, *, pad: bool, 
     dynamic.notes["batch_padding"] = note
     dynamic.verify()
     return dynamic
+
+
+def padding_verdict(graph, feeds: dict, out_refs: list) -> str:
+    """"pads" where a batch of the graph may be padded with zero rows (analysis/batch_rows.py),
+    else "cannot pad: node X (why) mixes rows"; `feeds` as lower_with_buckets takes them."""
+    needed = graph.ancestors([r.node for r in out_refs], stop=[r.node for r in feeds])
+    specs = infer_specs(graph, needed, feeds, FunctionRunner(library_of(graph), None))
+    return padding_note(graph, [n for n in graph.order if n in needed], specs, out_refs)
 
 
 def _sym(op) -> str | None:

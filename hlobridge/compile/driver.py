@@ -212,6 +212,24 @@ def format_specs(graph: Graph, specs: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def lower_for(graph, options: CompileOptions, *, inputs=None, outputs=None, input_shapes=None,
+              names: dict | None = None, dump: Dumper | None = None) -> LoweredModule:
+    """The StableHLO module `options` compile: lower_graph's, or with `options.batch_sizes` the
+    dynamic `main` with its static `main_b<N>` merged in (compile/buckets.py). compile_graph and
+    `hlobridge-compile --emit stablehlo` both call it, so the text a user reads is what IREE gets."""
+    backend = backend_of(options).name
+    lower = dict(inputs=inputs, outputs=outputs, input_shapes=input_shapes, names=names, dump=dump,
+                 stages=options.stages(), backend=backend, target=options.lowers_for())
+    if not options.batch_sizes:
+        return lower_graph(graph, **lower)
+    if backend != "iree":
+        raise HlobridgeError("--batch-sizes: IREE modules only (the XLA backend compiles per shape)")
+    graph = load_graph(graph)
+    in_refs, out_refs = resolve_io(graph, inputs, outputs)
+    return lower_with_buckets(graph, input_specs(graph, in_refs, input_shapes), out_refs,
+                              options.batch_sizes, pad=options.pad_batches, lower=lower_graph, **lower)
+
+
 def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names: dict | None = None,
                   options: CompileOptions | None = None, dump_dir=None,
                   dump: Dumper | None = None, kernels: dict | None = None) -> CompiledModel:
@@ -223,17 +241,8 @@ def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names:
     backend = backend_of(options)
     options = replace(options, backend=backend.name)  # "auto" decided
     dump = dump if dump is not None else Dumper.from_flags(dump_dir)
-    lower = dict(inputs=inputs, outputs=outputs, input_shapes=input_shapes, names=names, dump=dump,
-                 stages=options.stages(), backend=backend.name, target=options.lowers_for())
-    if options.batch_sizes:
-        if backend.name != "iree":
-            raise HlobridgeError("--batch-sizes: IREE modules only (the XLA backend compiles per shape)")
-        graph = load_graph(graph)
-        in_refs, out_refs = resolve_io(graph, inputs, outputs)
-        lowered = lower_with_buckets(graph, input_specs(graph, in_refs, input_shapes), out_refs,
-                                     options.batch_sizes, pad=options.pad_batches, lower=lower_graph, **lower)
-    else:
-        lowered = lower_graph(graph, **lower)
+    lowered = lower_for(graph, options, inputs=inputs, outputs=outputs, input_shapes=input_shapes,
+                        names=names, dump=dump)
     text = lowered.text()
     options = options.for_module(reads_variables=bool(lowered.resource_args))
     stats = {"fusion": options.fusion} if backend.name == "iree" else {"backend": backend.name}
@@ -245,5 +254,5 @@ def compile_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names:
     return CompiledModel(vmfb, lowered, options, text, stats=stats)
 
 
-__all__ = ["CompileOptions", "CompiledModel", "compile_graph", "lower_graph", "compile_mlir",
+__all__ = ["CompileOptions", "CompiledModel", "compile_graph", "lower_for", "lower_graph", "compile_mlir",
            "parse_shape"]

@@ -26,13 +26,19 @@ def batch_mean_graph():
     return b
 
 
-def test_cli_puts_static_functions_beside_the_dynamic_one(tmp_path, capsys):
-    write_graphdef(mlp_graph().graph_def, tmp_path / "g.pbtxt")
+def compile_padded(tmp_path, builder, sizes: str):
+    """`hlobridge-compile g.pbtxt -o m.vmfb --batch-sizes SIZES --pad-to-batch-sizes`, as a user
+    types it; the loaded module."""
+    write_graphdef(builder.graph_def, tmp_path / "g.pbtxt")
     out = tmp_path / "m.vmfb"
-    assert compile_cli.main([str(tmp_path / "g.pbtxt"), "-o", str(out), "--batch-sizes", "1,8",
+    assert compile_cli.main([str(tmp_path / "g.pbtxt"), "-o", str(out), "--batch-sizes", sizes,
                              "--pad-to-batch-sizes"]) == 0
+    return hlobridge.runtime.load(out)
+
+
+def test_cli_puts_static_functions_beside_the_dynamic_one(tmp_path, capsys):
+    module = compile_padded(tmp_path, mlp_graph(), "1,8")
     assert "padding: pads" in capsys.readouterr().err
-    module = hlobridge.runtime.load(out)
     assert {"main", "main_b1", "main_b8"} <= set(module.functions)
     assert module.main_b8.signature.inputs[0][1].shape == (8, 8)
     main = module.main
@@ -53,13 +59,8 @@ def test_without_padding_an_unlisted_batch_runs_the_dynamic_function():
 
 
 def test_padding_is_refused_where_an_op_mixes_rows(tmp_path, capsys):
-    write_graphdef(batch_mean_graph().graph_def, tmp_path / "g.pbtxt")
-    out = tmp_path / "m.vmfb"
-    assert compile_cli.main([str(tmp_path / "g.pbtxt"), "-o", str(out), "--batch-sizes", "4",
-                             "--pad-to-batch-sizes"]) == 0
-    err = capsys.readouterr().err
-    assert "cannot pad: node colsum (Sum over axis 0) mixes rows" in err
-    module = hlobridge.runtime.load(out)
+    module = compile_padded(tmp_path, batch_mean_graph(), "4")
+    assert "cannot pad: node colsum (Sum over axis 0) mixes rows" in capsys.readouterr().err
     x = RNG.standard_normal((3, 4)).astype(np.float32)
     assert module.main.pick([x])[0].name == "main"  # not main_b4 padded
     np.testing.assert_allclose(module.run({"x": x})["y:0"], x - x.sum(0, keepdims=True), rtol=1e-5, atol=1e-6)
@@ -86,3 +87,18 @@ def test_explain_says_why_a_cluster_cannot_pad(tmp_path, capsys):
     write_graphdef(b.graph_def, tmp_path / "g.pbtxt")
     assert explain_cli.main([str(tmp_path / "g.pbtxt"), "--dynamic", "--min-cluster-size", "2"]) == 0
     assert "batch padding: cannot pad: node colsum (Sum over axis 0) mixes rows" in capsys.readouterr().out
+
+
+def test_emit_stablehlo_writes_the_merged_module(tmp_path, capsys):
+    """--emit stablehlo shows what --batch-sizes compiles: the dynamic main beside main_b1/main_b8,
+    main's reflection naming the sizes and the padding verdict."""
+    out = tmp_path / "m.mlir"
+    graph = "tests/conformance/dynamic_batch/graph.pbtxt"
+    assert compile_cli.main([graph, "--emit", "stablehlo", "-o", str(out), "--batch-sizes", "1,8",
+                             "--pad-to-batch-sizes"]) == 0
+    assert "padding: pads" in capsys.readouterr().err
+    text = out.read_text()
+    assert "func.func @main(%arg0: tensor<?x8x8x3xf32>" in text
+    assert "func.func @main_b1(%arg0: tensor<1x8x8x3xf32>" in text
+    assert "func.func @main_b8(%arg0: tensor<8x8x8x3xf32>" in text
+    assert 'hlobridge.batch_sizes = "1,8"' in text and 'hlobridge.batch_padding = "pads"' in text
