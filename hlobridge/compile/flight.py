@@ -5,7 +5,8 @@ and every later caller that future to wait on. Across processes sharing a disk c
 `DiskClaim` is a lock file beside the entry (`<key>.lock`, created with O_EXCL): the process
 that creates it builds, the others poll until the entry appears or the lock goes away. A lock
 whose process is gone (same host, pid not running) or older than `stale_seconds` is stale and
-broken, so a process killed mid-compile delays the others by at most that long. Two processes
+broken, so a process killed mid-compile delays the others by at most that long (one killed while
+writing the lock's line, by UNFINISHED_SECONDS). Two processes
 breaking the same stale lock at once may both build; the entry's atomic rename keeps that to
 wasted work, never a torn entry.
 """
@@ -20,6 +21,10 @@ from concurrent.futures import Future
 from pathlib import Path
 
 STALE_SECONDS = 600.0  # a compile longer than this on another host is taken for a dead one
+# A lock whose one line ("host pid\n") is still unfinished this long after it was made belongs to a
+# process killed while writing it (its creator writes the line at once); without this rule a
+# later run waited STALE_SECONDS for it (tests/compile/test_cache.py's killed process).
+UNFINISHED_SECONDS = 2.0
 POLL_SECONDS = 0.05
 
 
@@ -105,6 +110,8 @@ class DiskClaim:
             return False  # gone (released) or unreadable: look again
         host, _, pid = text.strip().partition(" ")
         if host == socket.gethostname() and pid.isdigit() and not _running(int(pid)):
+            return True
+        if not text.endswith("\n") and age > UNFINISHED_SECONDS:
             return True
         return age > self.stale_seconds
 
