@@ -6,11 +6,10 @@
     python benchmarks/dynamic_shapes.py --no-static                   # skip the separate static modules
     python benchmarks/dynamic_shapes.py --models bert2_dynseq --seq-lens 16 32 64 128 --batches 8
 
-Per model, one module compiled with `--batch-sizes` of the batches (compile/buckets.py) gives two
-columns: "dynamic" calls its `?`-batch `main` directly (`module.main.dynamic`, the module
-`hlobridge-compile` writes without --batch-sizes), "bucketed" calls `module.main`, which picks
-`main_b<N>` (the runtime's choice included in the time). "static" is a separate module compiled for
-that one batch (`--input-shape`), as hlobridge compiled before dynamic dims. Per batch the three
+Per model, "dynamic" is the module `hlobridge-compile` writes without --batch-sizes (its `main`
+takes any batch); "bucketed" is one module compiled with `--batch-sizes` of the batches
+(compile/buckets.py), whose `main` picks `main_b<N>` (the runtime's choice included in the time);
+"static" is a separate module compiled for that one batch (`--input-shape`). Per batch the three
 take turns in blocks of `--calls` calls, alternating which goes first, `--repeat` blocks each;
 ms/call is a block's time / calls, the median over blocks. Feeds are the model's recorded ones
 (bench-models/<model>/data.npz), rows repeated to the batch. The machine may be shared: a table
@@ -74,13 +73,14 @@ def bench_lengths(model: str, batches: list[int], lengths: list[int], args) -> l
     """One module with `?` batch and length against a static module per (batch, length)."""
     graph = ROOT / model / "graph.pb"
     names = [f["name"] for f in json.loads((ROOT / model / "case.json").read_text())["feeds"]]
-    dynamic = compile_graph(graph, inputs=names).load()
+    dynamic = compiled(f"{model}, `?` batch and length", graph, inputs=names)
     rows = []
     for batch in batches:
         for length in lengths:
             feeds = feeds_for(model, batch, length)
             args_ = [feeds[n] for n in dynamic.input_names]
-            static = compile_graph(graph, inputs=names, input_shapes={n: feeds[n].shape for n in names}).load()
+            static = compiled(f"{model}, {batch}x{length}", graph, inputs=names,
+                              input_shapes={n: feeds[n].shape for n in names})
             ways = {"dynamic": dynamic.main, "static": static.main}
             agree(ways, args_, len(dynamic.output_names))
             rows.append({"model": model, "batch": batch, "length": length,
@@ -96,21 +96,32 @@ def block(fn, feeds: list, calls: int) -> float:
     return (time.perf_counter() - start) / calls * 1e3
 
 
+def compiled(what: str, graph, **kwargs):
+    """compile_graph(graph, **kwargs), loaded; how long it took and any flags IREE's compile
+    had to drop (compile/iree.py) go to stderr."""
+    start = time.perf_counter()
+    model = compile_graph(graph, **kwargs)
+    dropped = model.stats.get("dropped_flags")
+    print(f"{what}: compiled in {time.perf_counter() - start:.0f} s"
+          + (f", without {' '.join(dropped)}" if dropped else ""), file=sys.stderr)
+    return model.load()
+
+
 def bench(model: str, batches: list[int], args) -> list[dict]:
     graph = ROOT / model / "graph.pb"
     names = [f["name"] for f in json.loads((ROOT / model / "case.json").read_text())["feeds"]]
-    start = time.perf_counter()
-    bucketed = compile_graph(graph, inputs=names, options=CompileOptions(batch_sizes=tuple(batches))).load()
-    print(f"{model}: bucketed module compiled in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    dynamic = compiled(f"{model}, `?` batch", graph, inputs=names)
+    bucketed = compiled(f"{model}, buckets {batches}", graph, inputs=names,
+                        options=CompileOptions(batch_sizes=tuple(batches)))
     rows = []
     for batch in batches:
         feeds = feeds_for(model, batch)
         args_ = [feeds[n] for n in bucketed.input_names]
-        ways = {"dynamic": bucketed.main.dynamic, "bucketed": bucketed.main}
+        ways = {"dynamic": dynamic.main, "bucketed": bucketed.main}
         assert bucketed.main.pick(args_)[0].name == f"main_b{batch}"
         if not args.no_static:
-            static = compile_graph(graph, inputs=names, input_shapes={n: feeds[n].shape for n in names}).load()
-            ways["static"] = static.main
+            ways["static"] = compiled(f"{model}, batch {batch}", graph, inputs=names,
+                                      input_shapes={n: feeds[n].shape for n in names}).main
         agree(ways, args_, len(bucketed.output_names))
         rows.append({"model": model, "batch": batch, **timed(ways, args_, args.repeat, args.calls)})
         print(json.dumps(rows[-1]), file=sys.stderr)

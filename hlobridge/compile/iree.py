@@ -19,7 +19,7 @@ from pathlib import Path
 from iree.compiler import CompilerToolError, compile_str
 
 from hlobridge.passes.ir.dispatch_regions import without_regions
-from hlobridge.passes.ir.pack_barriers import drop_pack_barriers
+from hlobridge.passes.ir.pack_barriers import add_pack_barriers, drop_pack_barriers
 
 from ..debug import progress
 from ..debug.dump import Dumper
@@ -121,6 +121,13 @@ def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]
         return compile_once(source)
     except CompileError as e:
         error = e
+    if DATA_TILING_FLAG in extra and isinstance(source, str) and (held := add_pack_barriers(source)):
+        try:  # the packs in dispatches of their own (passes/ir/pack_barriers.py)
+            vmfb = compile_once(held)
+            log.info("IREE failed to data-tile the module; compiled with its matmul operands behind barriers")
+            return vmfb
+        except CompileError:
+            pass
     if set(OPTIONAL_CPU_FLAGS) & set(extra):  # IREE 3.13 fails on some packs (options.py): plainer
         dropped += [f for f in extra if f in OPTIONAL_CPU_FLAGS]
         log.info("IREE failed with %s; compiling without them", " ".join(dropped))

@@ -1,4 +1,5 @@
-"""Drop the pack barriers of a module IREE compiles without data tiling.
+"""Pack barriers: dropped where IREE compiles a module without data tiling, added where a data-tiled
+compile failed.
 
 A `?`-row matmul's left operand is lowered behind an optimization_barrier (dialects/
 stablehlo.py, PACK_BARRIER) so that, with data tiling on, IREE packs it in a dispatch of its
@@ -7,6 +8,12 @@ own: IREE 3.13 fails some packing dispatches that fuse the producer. Without dat
 keeps the producer from fusing into the matmul: bert2_infer's `?`-batch module ran 1.08-1.09x
 slower with it (2-core VM, medians of 9 interleaved blocks, 2026-11-28). Each marked barrier
 and the shape tie after it are removed, their readers reading the barrier's operand again.
+
+The same failures hit static matmuls too (Keras MobileNetV2's batch-32 classifier: "exceeded
+stack allocation limit", its K-blocks' slices fused into the packing), and a module whose
+data-tiled compile fails lost data tiling everywhere. So before giving up data tiling the
+compile is tried once more with every computed matmul operand behind a barrier
+(`add_pack_barriers`).
 """
 
 from __future__ import annotations
@@ -16,6 +23,30 @@ from iree.compiler import ir
 from .ir_helpers import ops_named
 
 from hlobridge.dialects.stablehlo import PACK_MARK as MARK
+
+
+def add_pack_barriers(source: str) -> str | None:
+    """`source` with every unbatched dot_general's computed left operand behind a marked
+    barrier (static ones; a `?` operand has its own already), or None where none was added."""
+    with ir.Context() as ctx, ir.Location.unknown():
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(source)
+        added = 0
+        for dot in ops_named(module, "stablehlo.dot_general"):
+            lhs = dot.operands[0]
+            owner = lhs.owner
+            if isinstance(owner, ir.Block) or owner.name in ("stablehlo.constant", "stablehlo.optimization_barrier",
+                                                             "flow.tensor.tie_shape"):
+                continue
+            if "lhs_batching_dimensions" in str(dot.attributes["dot_dimension_numbers"]) or \
+                    ir.ShapedType(lhs.type).has_static_shape is False:
+                continue
+            with ir.InsertionPoint(dot), dot.location:
+                held = ir.Operation.create("stablehlo.optimization_barrier", results=[lhs.type], operands=[lhs],
+                                           attributes={MARK: ir.UnitAttr.get()}).result
+            dot.operands[0] = held
+            added += 1
+        return str(module) if added else None
 
 
 def drop_pack_barriers(source: str) -> str:

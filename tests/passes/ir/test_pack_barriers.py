@@ -3,8 +3,10 @@
 
 import numpy as np
 
-from hlobridge.compile.driver import CompileOptions, compile_graph, lower_graph
-from hlobridge.passes.ir.pack_barriers import MARK, drop_pack_barriers
+from hlobridge.compile.driver import CompileOptions, compile_graph, compile_mlir, lower_graph
+from hlobridge.passes.ir.pack_barriers import MARK, add_pack_barriers, drop_pack_barriers
+from hlobridge.frontend.graph_builder import GraphBuilder
+from hlobridge.runtime.module import load
 from tests.compile.test_dynamic_dims import mlp_graph, mlp_reference
 
 
@@ -23,3 +25,16 @@ def test_tiled_and_untiled_modules_agree_with_numpy():
     for tiling in ("on", "off"):  # with the barrier, and with it dropped
         module = compile_graph(graph, options=CompileOptions(data_tiling=tiling)).load()
         np.testing.assert_allclose(module.run({"x": x})["y:0"], mlp_reference(x), rtol=1e-5, atol=1e-6)
+
+
+def test_a_static_module_gets_barriers_for_a_second_data_tiled_try():
+    b = GraphBuilder()
+    x = b.placeholder("x", np.float32, (4, 8))
+    w = np.random.default_rng(6).standard_normal((8, 3)).astype(np.float32)
+    b.op("MatMul", [b.op("Tanh", [x], name="t", T=np.float32), b.const("w", w)], name="y", T=np.float32)
+    static = lower_graph(b.graph_def).text()
+    held = add_pack_barriers(static)
+    assert held.count(MARK) == 1 and add_pack_barriers(held) is None  # tanh(x), once
+    xv = np.random.default_rng(7).standard_normal((4, 8)).astype(np.float32)
+    module = load(compile_mlir(held, CompileOptions(data_tiling="on")))
+    np.testing.assert_allclose(module.run({"x": xv})["y:0"], np.tanh(xv) @ w, rtol=1e-5, atol=1e-6)
