@@ -362,15 +362,55 @@ def _index_dim(x, i: int):
     return ir.Operation.create("tensor.dim", results=[ir.IndexType.get()], operands=[x, _index_const(i)]).result
 
 
-def barrier(x, barrier_op):
-    """`barrier_op(x)` (a stablehlo.optimization_barrier) with x's `?` sizes tied back on
-    (flow.tensor.tie_shape): IREE 3.13 cannot resolve a tensor.dim of the barrier's own result
-    ("dynamic dimensions must have been resolved prior to leaving the flow dialect")."""
+# A `?`-row matmul's left operand in a buffer of its own (an optimization_barrier), so that IREE
+# packs it in a dispatch of its own. With data tiling on, IREE 3.13 fuses the producer into the
+# packing dispatch and fails on some such dispatches of Keras MobileNetV2's `?`-batch module
+# ("'affine.delinearize_index' op no basis element may be statically non-positive" after a
+# depthwise convolution; "exceeded stack allocation limit" after the average pool); the module
+# then compiled without data tiling, its static bucket functions included (compile/buckets.py:
+# MobileNetV2's batch-1 bucket 1.46x its static module, now 1.04x), and the dynamic one ran 1.5-1.8x
+# slower untiled (2-core VM, medians of 9 interleaved blocks, 2026-11-28). A module IREE compiles
+# untiled loses its barriers again (passes/ir/pack_barriers.py). Static dots are untouched.
+PACK_BARRIER = True
+PACK_MARK = "hlobridge.pack_barrier"
+# A batched dot over `?` dimensions (attention in a `?`-batch or `?`-length BERT) gets barriers on
+# both operands: IREE 3.13 miscompiles a batched dot fed by a softmax with data tiling on
+# (compile/iree.py's _has_static_batched_dot), and with the softmax in a buffer of its own it
+# does not (Keras Attention, AdditiveAttention and Dot layers match TF). So a `?` module keeps
+# data tiling: bert2_infer's `?`-batch module 6.3 -> 4.0 ms at batch 8 (2-core VM, medians of 9
+# interleaved blocks, 2026-11-28). A static module with a batched dot stays untiled: tiled with
+# such barriers the static bert2_infer ran 1.27x slower (90 dispatches against 49).
+BATCHED_DOT_BARRIERS = True
+
+
+def pack_barriers(lhs, rhs, batched: bool):
+    """A dot_general's (lhs, rhs), behind marked barriers where the rules above want them."""
+    if PACK_BARRIER and is_dynamic(_shape(lhs)) and not batched:
+        return barrier(lhs, PACK_MARK), rhs
+    if BATCHED_DOT_BARRIERS and batched and (is_dynamic(_shape(lhs)) or is_dynamic(_shape(rhs))):
+        return barrier(lhs, PACK_MARK), barrier(rhs, PACK_MARK)
+    return lhs, rhs
+
+
+def barrier(x, mark: str | None = None):
+    """stablehlo.optimization_barrier of x (no fusion crosses it; `mark`, a unit attribute a pass
+    finds it by), with x's `?` sizes tied back on (flow.tensor.tie_shape): IREE 3.13 cannot
+    resolve a tensor.dim of the barrier's own result ("dynamic dimensions must have been
+    resolved prior to leaving the flow dialect")."""
     dims = [_index_dim(x, i) for i, d in enumerate(_shape(x)) if d is None]
-    held = barrier_op(x)
+    held = ir.Operation.create("stablehlo.optimization_barrier", results=[x.type], operands=[x],
+                               attributes={mark: ir.UnitAttr.get()} if mark else {}).result
     if not dims:
         return held
     return ir.Operation.create("flow.tensor.tie_shape", results=[x.type], operands=[held, *dims]).result
+
+
+def real_slice(x, starts, limits, strides, shape: Sequence):
+    """stablehlo.real_dynamic_slice of x by 1-D integer tensors (run-time values), to `shape`
+    (None where the size is known at run time only)."""
+    return ir.Operation.create("stablehlo.real_dynamic_slice",
+                               results=[ranked_type(shape, ir.RankedTensorType(x.type).element_type)],
+                               operands=[x, starts, limits, strides]).result
 
 
 def flow_reshape(x, shape: Sequence, sizes: Sequence):

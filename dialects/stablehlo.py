@@ -321,13 +321,6 @@ def slice(x: Value, start: Sequence[int], limit: Sequence[int], strides: Sequenc
                  "strides": i64_array(strides)})
 
 
-def real_dynamic_slice(x: Value, starts: Value, limits: Value, strides: Value, shape: Sequence) -> Value:
-    """stablehlo.real_dynamic_slice of x by 1-D integer tensors (run-time values), to `shape`
-    (None where the size is known at run time only)."""
-    return _one("stablehlo.real_dynamic_slice", [x, starts, limits, strides],
-                [dynamic_shapes.ranked_type(list(shape), element_type_of(x))])
-
-
 def dynamic_slice(x: Value, starts: Sequence[Value], sizes: Sequence[int]) -> Value:
     """starts: one scalar (0-d tensor) index Value per dimension."""
     return _one("stablehlo.dynamic_slice", [x, *starts],
@@ -371,27 +364,6 @@ def iota(shape: Sequence[int], dtype, dim: int) -> Value:
 
 # -- contractions -------------------------------------------------------------------------------
 
-# A `?`-batch dot's left operand in a buffer of its own (an optimization_barrier), so that IREE
-# packs it in a dispatch of its own. With data tiling on, IREE 3.13 fuses the producer into the
-# packing dispatch and fails on some such dispatches of Keras MobileNetV2's `?`-batch module
-# ("'affine.delinearize_index' op no basis element may be statically non-positive" after a
-# depthwise convolution; "exceeded stack allocation limit" after the average pool); the module
-# then compiled without data tiling, its static bucket functions included (compile/buckets.py:
-# MobileNetV2's batch-1 bucket 1.46x its static module, now 0.96x), and the dynamic one ran 1.5-1.8x
-# slower untiled (2-core VM, medians of 9 interleaved blocks, 2026-11-28). A module IREE compiles
-# untiled loses its barriers again (passes/ir/pack_barriers.py). Static dots are untouched.
-PACK_BARRIER = True
-PACK_MARK = "hlobridge.pack_barrier"
-# A batched dot over `?` dimensions (attention in a `?`-batch or `?`-length BERT) gets barriers on
-# both operands: IREE 3.13 miscompiles a batched dot fed by a softmax with data tiling on
-# (compile/iree.py's _has_static_batched_dot), and with the softmax in a buffer of its own it
-# does not (Keras Attention, AdditiveAttention and Dot layers match TF). So a `?` module keeps
-# data tiling: bert2_infer's `?`-batch module 6.3 -> 4.0 ms at batch 8 (2-core VM, medians of 9
-# interleaved blocks, 2026-11-28). A static module with a batched dot stays untiled: tiled with
-# such barriers the static bert2_infer ran 1.27x slower (90 dispatches against 49).
-BATCHED_DOT_BARRIERS = True
-
-
 def dot_general(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *,
                 lhs_batch=(), rhs_batch=(), lhs_contract=(), rhs_contract=(),
                 precision: str = "DEFAULT") -> Value:
@@ -404,11 +376,7 @@ def dot_general(lhs: Value, rhs: Value, out_shape: Sequence[int], dtype, *,
             a, b, s, dtype, lhs_contract=lc, rhs_contract=rc, precision=precision), lhs_contract, rhs_contract)
         if flat is not None:
             return flat
-
-    if PACK_BARRIER and dynamic_shapes.is_dynamic(shape_of(lhs)) and not lhs_batch:
-        lhs = barrier(lhs, PACK_MARK)  # (passes/ir/pack_barriers.py drops it untiled)
-    elif BATCHED_DOT_BARRIERS and lhs_batch and (dynamic_shapes.is_dynamic(shape_of(lhs)) or dynamic_shapes.is_dynamic(shape_of(rhs))):
-        lhs, rhs = barrier(lhs, PACK_MARK), barrier(rhs, PACK_MARK)  # see BATCHED_DOT_BARRIERS
+    lhs, rhs = dynamic_shapes.pack_barriers(lhs, rhs, batched=bool(lhs_batch))
 
     def dims(name, values):
         return f"{name} = [{', '.join(str(int(v)) for v in values)}]"
@@ -678,13 +646,6 @@ def assert_(flag: Value, message: str) -> None:
     if isinstance(flag.type, ir.RankedTensorType):
         flag = to_scalar(flag)
     _create("cf.assert", [flag], [], {"msg": ir.StringAttr.get(message)})
-
-
-def barrier(x: Value, mark: str | None = None) -> Value:
-    """stablehlo.optimization_barrier of x: x, in a value no fusion crosses (its `?` sizes tied
-    on); `mark`, a unit attribute a pass finds it by."""
-    attrs = {mark: ir.UnitAttr.get()} if mark else None
-    return dynamic_shapes.barrier(x, lambda v: _one("stablehlo.optimization_barrier", [v], attrs=attrs))
 
 
 def fresh_copy(x: Value) -> Value:

@@ -152,7 +152,7 @@ _BATCHED_DOT = re.compile(r"stablehlo\.dot_general[^\n]*batching_dims = \[\d[^\n
 
 def _has_static_batched_dot(source: str | bytes) -> bool:
     """Whether the module has a batched dot_general over static shapes only: one over `?`
-    dimensions has its operands behind barriers (dialects/stablehlo.py, BATCHED_DOT_BARRIERS),
+    dimensions has its operands behind barriers (dialects/dynamic_shapes.py, BATCHED_DOT_BARRIERS),
     which data tiling compiles right (see _has_batched_dot)."""
     text = source if isinstance(source, str) else source.decode("utf-8", "ignore")
     return any("?" not in m.group(0) for m in _BATCHED_DOT.finditer(text))

@@ -2,7 +2,7 @@
 compile failed.
 
 A `?`-row matmul's left operand is lowered behind an optimization_barrier (dialects/
-stablehlo.py, PACK_BARRIER) so that, with data tiling on, IREE packs it in a dispatch of its
+dynamic_shapes.py, PACK_BARRIER) so that, with data tiling on, IREE packs it in a dispatch of its
 own: IREE 3.13 fails some packing dispatches that fuse the producer. Without data tiling
 (modules with a batched dot, training modules) there is no packing, and the barrier only
 keeps the producer from fusing into the matmul: bert2_infer's `?`-batch module ran 1.08-1.09x
@@ -22,7 +22,7 @@ from iree.compiler import ir
 
 from .ir_helpers import ops_named
 
-from hlobridge.dialects.stablehlo import PACK_MARK as MARK
+from hlobridge.dialects.dynamic_shapes import PACK_MARK as MARK
 
 
 def add_pack_barriers(source: str) -> str | None:

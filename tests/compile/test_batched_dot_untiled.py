@@ -20,7 +20,7 @@ def test_plain_dot_keeps_data_tiling():
 
 
 def test_a_batched_dot_over_question_marks_keeps_data_tiling():
-    """Its operands are behind barriers (dialects/stablehlo.py, BATCHED_DOT_BARRIERS)."""
+    """Its operands are behind barriers (dialects/dynamic_shapes.py, BATCHED_DOT_BARRIERS)."""
     dynamic = BATCHED.replace("2x3x3", "?x3x3").replace("2x3x4", "?x3x4")
     assert not _has_static_batched_dot(f"module {{\n{PLAIN}\n{dynamic}\n}}")
     assert _has_static_batched_dot(f"module {{\n{dynamic}\n{BATCHED}\n}}")

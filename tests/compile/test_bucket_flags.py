@@ -4,7 +4,7 @@ Those flags apply to a whole module, so when IREE failed a dispatch of the `?`-b
 them, the compile fell back without them and the static `main_b<N>` beside it lost them too
 (Keras MobileNetV2's batch-1 bucket ran 1.46x its static module). A `?`-batch convolution now
 takes the static patches and matmuls, and a `?`-batch dot's operand its own buffer
-(dialects/stablehlo.py's PACK_BARRIER), so such modules compile with both flags."""
+(dialects/dynamic_shapes.py's PACK_BARRIER), so such modules compile with both flags."""
 
 from hlobridge.compile.driver import CompileOptions, compile_graph
 from hlobridge.compile.options import DATA_TILING_FLAG, PAD_FUSION_FLAG

@@ -2,7 +2,7 @@
 
 IREE 3.13 miscompiles a batched dot fed by a softmax with data tiling on (compile/iree.py);
 a `?`-batch module keeps data tiling because such a dot's operands are behind barriers
-(dialects/stablehlo.py, BATCHED_DOT_BARRIERS). Without them these layers were wrong by up to
+(dialects/dynamic_shapes.py, BATCHED_DOT_BARRIERS). Without them these layers were wrong by up to
 3.1 in a `Session(dynamic_dims="batch")` (AdditiveAttention 0.57, Dot 1.7)."""
 
 import numpy as np

@@ -87,7 +87,7 @@ def _run_time_size_slice(ctx, x, begin, size):
         limit = hlo.select(hlo.compare("LT", size, hlo.constant(np.zeros(len(begin), i32))),
                            dynamic_shapes.shape_tensor(ends), hlo.binary("add", starts, size))
     strides = hlo.constant(np.ones(len(begin), i32))
-    return hlo.real_dynamic_slice(x, starts, limit, strides, ctx.out().shape)
+    return dynamic_shapes.real_slice(x, starts, limit, strides, ctx.out().shape)
 
 
 def _slice_kernel(ctx, x, begin, size):

@@ -1,5 +1,5 @@
 """A `?`-row matmul's operand keeps its pack barrier only where IREE data-tiles the module
-(passes/ir/pack_barriers.py, dialects/stablehlo.py's PACK_BARRIER)."""
+(passes/ir/pack_barriers.py, dialects/dynamic_shapes.py's PACK_BARRIER)."""
 
 import numpy as np
 
