@@ -210,12 +210,13 @@ def _prod(dims) -> int:
     return out
 
 
-def reshape(x, shape: Sequence, sizes=None):
+def reshape(x, shape: Sequence, sizes=None, minus_one: int | None = None):
     """A reshape with `?` dimensions as tensor.collapse_shape or tensor.expand_shape (IREE 3.13
     legalises neither form of stablehlo.dynamic_reshape: iree-notes). Only reshapes that merge
     or split neighbouring dimensions, with at most one `?` in each split group, can be
     written so; others raise DynamicDimError. `sizes`, a 1-D integer tensor Value (the shape a
-    Reshape computed at run time), sizes the result's `?`s, where a group splits into several."""
+    Reshape computed at run time), sizes the result's `?`s, where a group splits into several;
+    its entry `minus_one`, where given, is TF's -1: sized from x's dimension on the host."""
     src, dst = _shape(x), list(shape)
     et = ir.RankedTensorType(x.type).element_type
     rtype = ranked_type(dst, et)
@@ -234,7 +235,8 @@ def reshape(x, shape: Sequence, sizes=None):
             given, sizes = sizes, []
             index = ir.IndexType.get()
             for i, g in enumerate(groups):
-                got = {k: _entry(given, k) for k in g if dst[k] is None} if given is not None else {}
+                got = {k: -1 if k == minus_one else _entry(given, k) for k in g if dst[k] is None} \
+                    if given is not None else {}
                 for k in g:
                     if dst[k] is None and given is not None:
                         sizes.append(_split_size(x, i, g, k, dst, got))
@@ -253,8 +255,8 @@ def reshape(x, shape: Sequence, sizes=None):
 
 def _split_size(x, i: int, group, k: int, dst, got: dict):
     """The index size of result dimension k, split out of x's dimension i with the rest of
-    `group`: its entry of the run-time shape (`got`), or where that entry is the constant -1, x's
-    dimension over the others (on the host: [b*s, 128] to [-1, s, 128])."""
+    `group`: its entry of the run-time shape (`got`), or where that entry is -1, x's dimension over
+    the others (on the host: [b*s, 128] to [-1, s, 128])."""
     index = ir.IndexType.get()
     as_index = lambda v: _index_const(v) if isinstance(v, int) else v  # noqa: E731
     if got[k] != -1:

@@ -115,13 +115,14 @@ def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]
 
     if DATA_TILING_FLAG in extra and _has_static_batched_dot(source):
         extra = [f for f in extra if f != DATA_TILING_FLAG]
-    if DATA_TILING_FLAG not in extra and isinstance(source, str):
-        source = drop_pack_barriers(source)
+    if (DATA_TILING_FLAG not in extra or options.target != "llvm-cpu") and isinstance(source, str):
+        source = drop_pack_barriers(source)  # (they are for the CPU's packing dispatches)
     try:
         return compile_once(source)
     except CompileError as e:
         error = e
-    if DATA_TILING_FLAG in extra and isinstance(source, str) and (held := add_pack_barriers(source)):
+    if DATA_TILING_FLAG in extra and options.target == "llvm-cpu" and isinstance(source, str) \
+            and (held := add_pack_barriers(source)):
         try:  # the packs in dispatches of their own (passes/ir/pack_barriers.py)
             vmfb = compile_once(held)
             log.info("IREE failed to data-tile the module; compiled with its matmul operands behind barriers")
@@ -151,23 +152,18 @@ _BATCHED_DOT = re.compile(r"stablehlo\.dot_general[^\n]*batching_dims = \[\d[^\n
 
 
 def _has_static_batched_dot(source: str | bytes) -> bool:
-    """Whether the module has a batched dot_general over static shapes only: one over `?`
-    dimensions has its operands behind barriers (dialects/dynamic_shapes.py, BATCHED_DOT_BARRIERS),
-    which data tiling compiles right (see _has_batched_dot)."""
-    text = source if isinstance(source, str) else source.decode("utf-8", "ignore")
-    return any("?" not in m.group(0) for m in _BATCHED_DOT.finditer(text))
-
-
-def _has_batched_dot(source: str | bytes) -> bool:
-    """Whether the module has a dot_general with batch dimensions (BatchMatMul, Einsum).
+    """Whether the module has a dot_general with batch dimensions (BatchMatMul, Einsum) over
+    static shapes only.
 
     IREE 3.13 miscompiles such a dot with data tiling on when its operand comes from a
     reduction over the operand's last dimension broadcast back (a softmax: Keras's Attention,
     AdditiveAttention and Dot(normalize=True) layers): the rows of every batch after the
     first come out wrong (found by the Keras layer sweep; the 12-line reproducer is in
-    docs/keras-sweep.md). Such modules compile untiled."""
+    docs/keras-sweep.md). Such modules compile untiled. One over `?` dimensions has its
+    operands behind barriers (dialects/dynamic_shapes.py, BATCHED_DOT_BARRIERS), which data
+    tiling compiles right."""
     text = source if isinstance(source, str) else source.decode("utf-8", "ignore")
-    return _BATCHED_DOT.search(text) is not None
+    return any("?" not in m.group(0) for m in _BATCHED_DOT.finditer(text))
 
 
 def _short_diagnostics(text: str, limit: int = 40) -> str:

@@ -12,7 +12,7 @@ and the shape tie after it are removed, their readers reading the barrier's oper
 The same failures hit static matmuls too (Keras MobileNetV2's batch-32 classifier: "exceeded
 stack allocation limit", its K-blocks' slices fused into the packing), and a module whose
 data-tiled compile fails lost data tiling everywhere. So before giving up data tiling the
-compile is tried once more with every computed matmul operand behind a barrier
+compile is tried once more with the slices of long contractions behind barriers
 (`add_pack_barriers`).
 """
 
@@ -22,7 +22,7 @@ from iree.compiler import ir
 
 from .ir_helpers import ops_named
 
-from hlobridge.dialects.dynamic_shapes import PACK_MARK as MARK
+from hlobridge.dialects.dynamic_shapes import PACK_MARK as MARK, barrier
 
 
 def add_pack_barriers(source: str) -> str | None:
@@ -44,9 +44,7 @@ def add_pack_barriers(source: str) -> str | None:
                     ir.ShapedType(lhs.type).has_static_shape is False:
                 continue
             with ir.InsertionPoint(dot), dot.location:
-                held = ir.Operation.create("stablehlo.optimization_barrier", results=[lhs.type], operands=[lhs],
-                                           attributes={MARK: ir.UnitAttr.get()}).result
-            dot.operands[0] = held
+                dot.operands[0] = barrier(lhs, MARK)
             added += 1
         return str(module) if added else None
 

@@ -2,7 +2,7 @@
 
 IREE 3.13 miscompiles exactly this with data tiling on (every batch after the first came out
 wrong: docs/keras-sweep.md has the 12-line reproducer; this graph reproduces it). hlobridge
-compiles modules with a batched dot untiled (compile/iree.py `_has_batched_dot`). Putting the
+compiles modules with a batched dot untiled (compile/iree.py `_has_static_batched_dot`). Putting the
 dot's operands behind an optimization barrier also gave the right numbers with tiling kept, but
 ran slower than untiled (BERT-tiny inference 2.5-2.7 ms a step against 2.2, its training 19-20
 against 16-18). The end-to-end check is tests/e2e/test_keras_layers.py (Attention,

@@ -64,23 +64,6 @@ def _partial_target(x, dims: list) -> list:
     return [None if d == -1 else d for d in dims]
 
 
-def _sized_minus_one(x, shape, k: int):
-    """The run-time shape tensor `shape` with its -1 (entry k) replaced by what it stands for:
-    x's element count over the other entries' product ([-1, s, 128] of a [b*s, 128] x)."""
-    i32 = np.int32
-    shape = hlo.convert(shape, i32)
-    total = hlo.constant(np.asarray(1, i32))
-    for i, d in enumerate(hlo.shape_of(x)):
-        total = hlo.binary("multiply", total, dynamic_shapes.dim_size(x, i) if d is None else hlo.constant(np.asarray(d, i32)))
-    rest = hlo.constant(np.asarray(1, i32))
-    n = hlo.shape_of(shape)[0]
-    for i in range(n):
-        if i != k:
-            rest = hlo.binary("multiply", rest, hlo.reshape(hlo.slice(shape, [i], [i + 1]), []))
-    at_k = hlo.compare("EQ", hlo.iota([n], i32, 0), hlo.constant(np.full(n, k, i32)))
-    return hlo.select(at_k, hlo.broadcast_in_dim(hlo.binary("divide", total, rest), [n], []), shape)
-
-
 def _expand_dims_infer(ctx):
     x, axis = ctx.inputs[0], value_of(ctx, 1)
     if x.shape is None:
@@ -120,11 +103,8 @@ def _reshape_lower(ctx, x, shape=None):
     [b, s, 32]) takes the result's `?` sizes from that shape (dialects/dynamic_shapes.py)."""
     if shape is not None and None in ctx.out().shape:
         partial = ctx.inputs[1].partial
-        if partial is not None and -1 in partial:
-            k = list(partial).index(-1)
-            if dynamic_shapes.traced_entry(shape, k) is None:  # (a traced -1 is sized on the host)
-                shape = _sized_minus_one(x, shape, k)
-        return dynamic_shapes.reshape(x, ctx.out().shape, sizes=shape)
+        minus_one = list(partial).index(-1) if partial is not None and -1 in partial else None
+        return dynamic_shapes.reshape(x, ctx.out().shape, sizes=shape, minus_one=minus_one)
     return reshape_to_out(ctx, x)
 
 
