@@ -108,10 +108,10 @@ class DiskClaim:
             age = time.time() - self.path.stat().st_mtime
         except OSError:
             return False  # gone (released) or unreadable: look again
+        if not text.endswith("\n"):  # still being written, or its writer was killed: its pid may be cut short
+            return age > UNFINISHED_SECONDS
         host, _, pid = text.strip().partition(" ")
         if host == socket.gethostname() and pid.isdigit() and not _running(int(pid)):
-            return True
-        if not text.endswith("\n") and age > UNFINISHED_SECONDS:
             return True
         return age > self.stale_seconds
 
