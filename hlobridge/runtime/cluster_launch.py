@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import time
 import warnings
@@ -37,6 +38,7 @@ from hlobridge.passes.ir.tie_variables import ALIASED_KEY, FRESH_KEY, TIED_KEY
 from hlobridge.passes.ir.work_estimate import WORK_KEY
 
 from .. import dtypes, flags
+from ..analysis.batch_rows import mixing_node
 from ..analysis.const_analysis import constant_inputs
 from ..analysis.shape_inference import infer_specs
 from ..compile.backend import backend_of
@@ -55,6 +57,7 @@ from .host import dtype_name, shape_of, to_host
 from .caller_affinity import waiting_beside_the_pool
 from .module import DRIVERS, invoke_or_raise
 from .cluster_key import cluster_key_parts
+from .row_split import MAX_SPLIT_WEIGHT_BYTES, RowSplit, part_sizes, usable_cpus
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +188,7 @@ class Executable:
             main = self.module.functions["main"]
         self.call = main.call_unchecked  # args -> results as a tuple (module.py, straight_call.py)
         self.pool = self.module.driver == "local-task"  # calls wait beside the pool (caller_affinity.py)
+        self.rows: RowSplit | None = None  # the call as row parts, one per CPU (row_split.py)
         at = json.loads(main.reflection[VARIABLES_KEY])
         self.resource_args = [variables[i] for i in at["read"]]
         self.written = [variables[i] for i in at["written"]]
@@ -232,6 +236,11 @@ def executor_device(device: str, reflection: dict) -> str:
     work = reflection.get(WORK_KEY)
     small = work is not None and int(work) <= flags.from_environment().small_cluster_flops
     return "cpu" if small and DRIVERS.get(device) == "local-task" else device
+
+
+def _batch_of(args: list, skip) -> int:
+    """Dimension 0 of the first argument not read as a constant (0: none has one)."""
+    return next((shape_of(a)[0] for i, a in enumerate(args) if i not in skip and shape_of(a)), 0)
 
 
 def _shape_key(value) -> tuple:
@@ -304,7 +313,9 @@ class ClusterLaunch:
             return
         if exe.resource_args:
             args += exe.variable_args(values, env.variables, self.name)
-        if exe.pool:
+        if exe.rows is not None:
+            results = invoke_or_raise(exe.rows.call, (args,), self._what)
+        elif exe.pool:
             with waiting_beside_the_pool(exe.module.driver):
                 results = invoke_or_raise(exe.call, (args,), self._what)
         else:
@@ -356,10 +367,58 @@ class ClusterLaunch:
                 f"cluster {self.name} ({len(self.nodes)} ops) did not compile for inputs "
                 f"{self._describe(key)}; running its ops on reference kernels. Cause: {e}"), stacklevel=5)
             exe, source = None, "fallback"
+        if exe is not None:
+            exe.rows = self._row_split(args, exe)
         self._record(key, source, start, time.perf_counter() - start, built)
         self.executables[key] = exe
         progress.advance()
         return exe
+
+    def _row_split(self, args: list, exe: Executable) -> RowSplit | None:
+        """This signature's call as row parts on the CPUs (row_split.py): for a cluster on the
+        pool with no variables, a batch of at least 2 rows, work of at least --row-split-flops and
+        rows kept apart by every op; else None (a part that fails to compile: None too)."""
+        cpus, batch, wanted = usable_cpus(), _batch_of(args, self.value_inputs), flags.from_environment()
+        if (len(cpus) < 2 or batch < 2 or not exe.pool or exe.backend != "iree" or exe.resource_args
+                or exe.written or self.dynamic or not wanted.row_split):
+            return None
+        work = exe.module.functions["main"].reflection.get(WORK_KEY)
+        batched = [i for i, a in enumerate(args) if i not in self.value_inputs and shape_of(a)[:1] == (batch,)]
+        if work is None or int(work) < wanted.row_split_flops or not self._splittable(args, batched):
+            return None
+        sizes = part_sizes(batch, len(cpus))
+        binaries = {}
+        try:
+            for n in set(sizes):
+                part = [PlannedArg(np.dtype(a.dtype), (n, *shape_of(a)[1:])) if i in batched else a
+                        for i, a in enumerate(args)]
+                binaries[n] = self._build(part, background=False).result().vmfb
+        except HlobridgeError as e:
+            log.info("cluster %s: batch %d not split into rows (%s)", self.name, batch, e)
+            return None
+        log.info("cluster %s: batch %d runs as row parts %s, one per CPU", self.name, batch, sizes)
+        calls = [Executable(binaries[n], "cpu", len(self.outputs), self.resources).call for n in sizes]
+        return RowSplit(calls, sizes, batched)
+
+    def _splittable(self, args: list, batched: list) -> bool:
+        """Whether no op of the cluster lets a row of the batch (dimension 0 of the `batched`
+        arguments) see another, every output is laid out one row per example
+        (analysis/batch_rows.py), and its constants are at most MAX_SPLIT_WEIGHT_BYTES (every
+        part reads them all)."""
+        feeds = {}
+        for i, (ref, a) in enumerate(zip(self.tensor_inputs, args)):
+            shape = shape_of(a)
+            value = np.asarray(to_host(a)) if i in self.value_inputs else None
+            feeds[ref] = TensorSpec(np.dtype(a.dtype), (None, *shape[1:]) if i in batched else shape, value)
+        try:
+            specs = infer_specs(self.graph, set(self.nodes), {**feeds, **self.resource_specs}, self.functions)
+        except HlobridgeError:
+            return False
+        if any(not specs[r].shape or specs[r].shape[0] is not None for r in self.outputs):
+            return False
+        weights = sum(math.prod(s.shape) * np.dtype(s.dtype).itemsize for r, s in specs.items()
+                      if self.graph.nodes[r.node].op == "Const" and s.is_static and not isinstance(s.dtype, str))
+        return weights <= MAX_SPLIT_WEIGHT_BYTES and mixing_node(self.graph, self.nodes, specs, self.outputs) is None
 
     def _is_dynamic(self, key: tuple) -> bool:
         return any(None in shape for _, shape in key[:len(self.tensor_inputs)])

@@ -1,0 +1,131 @@
+"""A large inference cluster's batch run as row parts, one per CPU (runtime/row_split.py): split
+only where every op keeps the rows of the batch apart, each part a module of its own rows, the
+outputs joined back; the numbers are the unsplit call's. The thresholds are lowered here
+(HLOBRIDGE_FLAGS --row-split-flops=0, and --small-cluster-flops=0 so that the small test
+clusters are on the pool, where splitting applies)."""
+
+import numpy as np
+import pytest
+
+from hlobridge import flags
+from hlobridge.frontend.graph_builder import GraphBuilder
+from hlobridge.runtime import cluster_launch
+from hlobridge.runtime.row_split import part_sizes
+from hlobridge.runtime.session import Session
+from tests.corpus import Case
+
+W = np.random.default_rng(5).standard_normal((16, 8)).astype(np.float32)
+SPLIT = "--small-cluster-flops=0 --row-split-flops=0"
+
+
+@pytest.fixture
+def hlobridge_flags(monkeypatch):
+    """Set HLOBRIDGE_FLAGS for the test, with two CPUs to split over whatever the machine has."""
+    monkeypatch.setattr(cluster_launch, "usable_cpus", lambda: [0, 1])
+
+    def set_to(text: str):
+        monkeypatch.setenv(flags.ENV_VAR, text)
+        flags.from_environment.cache_clear()
+    yield set_to
+    monkeypatch.undo()
+    flags.from_environment.cache_clear()
+
+
+def splits(sess: Session) -> list:
+    """The row parts of each compiled signature (None: run whole)."""
+    found = []
+    for plan in sess._plans.values():
+        for unit in plan.units:
+            for exe in getattr(unit, "executables", {}).values():
+                found.append(None if exe.rows is None else np.diff(exe.rows.starts).tolist())
+    return found
+
+
+def dense_graph(mix_rows: bool):
+    """tanh(relu(x @ W) * 2 + 1) per row; with `mix_rows`, minus its mean over the batch (rows
+    see each other). Four ops that work: a cluster in auto mode."""
+    b = GraphBuilder()
+    x = b.placeholder("x", np.float32, (None, 16))
+    y = b.op("Relu", [b.op("MatMul", [x, b.const("w", W)], T=np.float32)], T=np.float32)
+    y = b.op("AddV2", [b.op("Mul", [y, b.const("two", np.float32(2))], T=np.float32), b.const("one", np.float32(1))],
+             T=np.float32)
+    y = b.op("Tanh", [y], T=np.float32)
+    if mix_rows:
+        mean = b.op("Mean", [y, b.const("axis", np.array([0], np.int32))], T=np.float32, keep_dims=True)
+        y = b.op("Sub", [y, mean], T=np.float32)
+    b.op("Identity", [y], name="y", T=np.float32)
+    return b.graph()
+
+
+def dense_expected(x: np.ndarray, mix_rows: bool) -> np.ndarray:
+    y = np.tanh(np.maximum(x @ W, 0) * 2 + 1)
+    return y - y.mean(axis=0, keepdims=True) if mix_rows else y
+
+
+def test_part_sizes_differ_by_at_most_one_row():
+    assert part_sizes(2, 2) == [1, 1]
+    assert part_sizes(5, 2) == [3, 2]
+    assert part_sizes(8, 3) == [3, 3, 2]
+    assert part_sizes(1, 2) == [1]  # never an empty part
+
+
+def test_cnn_batch_is_split_and_matches_tensorflow(hlobridge_flags, shared_graphs):
+    case = Case.load(shared_graphs / "cnn_infer_bn")
+    run = case.meta["runs"][0]
+    feeds = {k: case.array(v) for k, v in run["feeds"].items()}
+    fetches = list(run["expected"])
+    hlobridge_flags(SPLIT)
+    split = Session(case.graph_path)
+    got = split.run(fetches, feeds)
+    assert splits(split) == [[2, 2]]  # batch 4 on two CPUs
+    for name, value in zip(fetches, got):
+        expected = case.array(run["expected"][name])
+        assert value.shape == expected.shape
+        np.testing.assert_allclose(value, expected, rtol=1e-4, atol=1e-5)
+    hlobridge_flags(SPLIT + " --no-row-split")
+    whole = Session(case.graph_path)
+    for a, b in zip(got, whole.run(fetches, feeds)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    assert splits(whole) == [None]
+    again = split.run(fetches, feeds)  # the warm call, the same numbers
+    for a, b in zip(got, again):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_an_odd_batch_splits_into_unequal_parts(hlobridge_flags):
+    hlobridge_flags(SPLIT)
+    x = np.random.default_rng(0).standard_normal((5, 16)).astype(np.float32)
+    sess = Session(dense_graph(mix_rows=False))
+    np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, False), rtol=1e-5, atol=1e-5)
+    assert splits(sess) == [[3, 2]]
+
+
+def test_a_cluster_that_mixes_rows_runs_whole(hlobridge_flags):
+    hlobridge_flags(SPLIT)
+    x = np.random.default_rng(1).standard_normal((4, 16)).astype(np.float32)
+    sess = Session(dense_graph(mix_rows=True))
+    np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, True), rtol=1e-5, atol=1e-5)
+    assert splits(sess) == [None]
+
+
+def test_batch_one_and_small_clusters_run_whole(hlobridge_flags):
+    x = np.random.default_rng(2).standard_normal((4, 16)).astype(np.float32)
+    hlobridge_flags(SPLIT)
+    one = Session(dense_graph(mix_rows=False))
+    np.testing.assert_allclose(one.run("y:0", {"x:0": x[:1]}), dense_expected(x[:1], False), rtol=1e-5, atol=1e-5)
+    assert splits(one) == [None]
+    hlobridge_flags("--small-cluster-flops=0")  # the default threshold: this cluster is far below it
+    small = Session(dense_graph(mix_rows=False))
+    small.run("y:0", {"x:0": x})
+    assert splits(small) == [None]
+
+
+def test_a_cluster_with_more_constants_than_the_cache_runs_whole(hlobridge_flags, monkeypatch):
+    """Each part reads every constant: above MAX_SPLIT_WEIGHT_BYTES (here lowered below W's 512
+    bytes) the parts would read them from memory once each, so the call stays whole."""
+    monkeypatch.setattr(cluster_launch, "MAX_SPLIT_WEIGHT_BYTES", W.nbytes - 1)
+    hlobridge_flags(SPLIT)
+    x = np.random.default_rng(3).standard_normal((4, 16)).astype(np.float32)
+    sess = Session(dense_graph(mix_rows=False))
+    np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, False), rtol=1e-5, atol=1e-5)
+    assert splits(sess) == [None]
