@@ -100,6 +100,17 @@ def add_timing_arguments(p: argparse.ArgumentParser, cases: list[str] | None, st
     p.add_argument("--warmup", type=int, default=warmup)
 
 
+def add_ab_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of an A/B of two Sessions per workload, timed in blocks in turn
+    (benchmarks/iree_flags.py, benchmarks/row_split.py: models.interleaved reads them)."""
+    p.add_argument("models", nargs="+", help="cases or CASE/RUN, as benchmarks/models.py takes them")
+    p.add_argument("--repeat", type=int, default=9)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--steps", type=int, default=None, help="runs per block (default: about --block-s)")
+    p.add_argument("--block-s", type=float, default=0.5)
+    p.add_argument("--markdown", action="store_true")
+
+
 def markdown_table(head: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(cells) + " |" for cells in rows]

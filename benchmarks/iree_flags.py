@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import clear_memory_cache, measured_rows, start, table_of, time_block  # noqa: E402
+from benchmarks.common import (add_ab_arguments, clear_memory_cache, measured_rows, start,  # noqa: E402
+                               table_of, time_block)
 from benchmarks.models import interleaved, workloads  # noqa: E402
 from hlobridge.compile.options import CompileOptions  # noqa: E402
 from hlobridge.errors import JitFallbackWarning  # noqa: E402
@@ -52,13 +53,8 @@ def measure(w, extra: list[str], args) -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("models", nargs="+", help="cases or CASE/RUN, as benchmarks/models.py takes them")
+    add_ab_arguments(p)
     p.add_argument("--flags", required=True, help="the iree-compile flags to add, as one string")
-    p.add_argument("--repeat", type=int, default=9)
-    p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--steps", type=int, default=None, help="runs per block (default: about --block-s)")
-    p.add_argument("--block-s", type=float, default=0.5)
-    p.add_argument("--markdown", action="store_true")
     args = p.parse_args(argv)
     extra = shlex.split(args.flags)
     rows = measured_rows(lambda w: measure(w, extra, args), [(w,) for w, _, _ in workloads(args.models)])

@@ -22,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import clear_memory_cache, measured_rows, start, table_of, time_block  # noqa: E402
+from benchmarks.common import (add_ab_arguments, clear_memory_cache, measured_rows, start,  # noqa: E402
+                               table_of, time_block)
 from benchmarks.models import interleaved, workloads  # noqa: E402
 from hlobridge import flags  # noqa: E402
 
@@ -68,12 +69,7 @@ def measure(w, args) -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("models", nargs="+", help="cases or CASE/RUN, as benchmarks/models.py takes them")
-    p.add_argument("--repeat", type=int, default=9)
-    p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--steps", type=int, default=None, help="runs per block (default: about --block-s)")
-    p.add_argument("--block-s", type=float, default=0.5)
-    p.add_argument("--markdown", action="store_true")
+    add_ab_arguments(p)
     args = p.parse_args(argv)
     chosen = [(w,) for w, _, run in workloads(args.models) if run is not None]  # inference runs only
     print(table_of(measured_rows(lambda w: measure(w, args), chosen), args.markdown))

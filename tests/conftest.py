@@ -30,6 +30,20 @@ def shared_graphs() -> Path:
 
 
 @pytest.fixture
+def flag_values(monkeypatch):
+    """flag_values(text): HLOBRIDGE_FLAGS set to `text` for the rest of the test (read anew),
+    the process's own given back after."""
+    from hlobridge import flags
+
+    def set_to(text: str):
+        monkeypatch.setenv(flags.ENV_VAR, text)
+        flags.from_environment.cache_clear()
+    yield set_to
+    monkeypatch.undo()
+    flags.from_environment.cache_clear()
+
+
+@pytest.fixture
 def executor(monkeypatch):
     """executor(i): for the i-th case of a corpus, every cluster on IREE's thread pool (local-task,
     HLOBRIDGE_FLAGS --small-cluster-flops=0) when i is odd, the Session's default when even

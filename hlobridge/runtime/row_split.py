@@ -122,7 +122,8 @@ class RowSplit:
                 pending.append(done)
             saved = _pin(pool.cpus[0])
             try:
-                mine = [self.calls[i](self._part(args, i)) for i in range(len(self.calls)) if i == 0 or i > len(pending)]
+                mine = [self.calls[i](self._part(args, i)) for i in range(len(self.calls))
+                        if i == 0 or i > len(pending)]
             finally:
                 _unpin(saved)
             parts = mine[:1]

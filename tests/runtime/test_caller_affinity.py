@@ -6,7 +6,6 @@ import os
 import numpy as np
 import pytest
 
-from hlobridge import flags
 from hlobridge.frontend.graph_builder import GraphBuilder
 from hlobridge.runtime import caller_affinity, cluster_launch
 from hlobridge.runtime.session import Session
@@ -19,16 +18,6 @@ def _graph():
     x = b.placeholder("x", np.float32, (8,))
     b.op("Tanh", [b.op("Mul", [x, x], T=np.float32)], name="y", T=np.float32)
     return b.graph()
-
-
-@pytest.fixture
-def flag_values(monkeypatch):
-    def set_to(text: str):
-        monkeypatch.setenv(flags.ENV_VAR, text)
-        flags.from_environment.cache_clear()
-    yield set_to
-    monkeypatch.undo()
-    flags.from_environment.cache_clear()
 
 
 def _affinity_during_calls(monkeypatch, sess: Session, calls: int) -> list:

@@ -7,7 +7,6 @@ clusters are on the pool, where splitting applies)."""
 import numpy as np
 import pytest
 
-from hlobridge import flags
 from hlobridge.frontend.graph_builder import GraphBuilder
 from hlobridge.runtime import cluster_launch
 from hlobridge.runtime.row_split import part_sizes
@@ -19,16 +18,10 @@ SPLIT = "--small-cluster-flops=0 --row-split-flops=0"
 
 
 @pytest.fixture
-def hlobridge_flags(monkeypatch):
-    """Set HLOBRIDGE_FLAGS for the test, with two CPUs to split over whatever the machine has."""
+def hlobridge_flags(monkeypatch, flag_values):
+    """flag_values (conftest.py), with two CPUs to split over whatever the machine has."""
     monkeypatch.setattr(cluster_launch, "usable_cpus", lambda: [0, 1])
-
-    def set_to(text: str):
-        monkeypatch.setenv(flags.ENV_VAR, text)
-        flags.from_environment.cache_clear()
-    yield set_to
-    monkeypatch.undo()
-    flags.from_environment.cache_clear()
+    return flag_values
 
 
 def splits(sess: Session) -> list:
