@@ -61,6 +61,7 @@ class _Workers:
 
     def __init__(self, cpus: list[int]):
         self.cpus = cpus
+        self.pid = os.getpid()  # a forked child has none of these threads: it makes its own
         self.inboxes = []
         for cpu in cpus[1:]:
             inbox: queue.SimpleQueue = queue.SimpleQueue()
@@ -90,7 +91,7 @@ _workers_lock = threading.Lock()
 def workers() -> _Workers:
     global _workers
     with _workers_lock:
-        if _workers is None:
+        if _workers is None or _workers.pid != os.getpid():
             _workers = _Workers(usable_cpus())
         return _workers
 

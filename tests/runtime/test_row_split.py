@@ -4,6 +4,10 @@ outputs joined back; the numbers are the unsplit call's. The thresholds are lowe
 (HLOBRIDGE_FLAGS --row-split-flops=0, and --small-cluster-flops=0 so that the small test
 clusters are on the pool, where splitting applies)."""
 
+import os
+import select
+import signal
+
 import numpy as np
 import pytest
 
@@ -122,3 +126,26 @@ def test_a_cluster_with_more_constants_than_the_cache_runs_whole(hlobridge_flags
     sess = Session(dense_graph(mix_rows=False))
     np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, False), rtol=1e-5, atol=1e-5)
     assert splits(sess) == [None]
+
+
+def test_a_forked_child_splits_with_threads_of_its_own(hlobridge_flags):
+    """Threads do not survive fork: a child that reused its parent's workers would wait forever
+    for their answers."""
+    hlobridge_flags(SPLIT)
+    x = np.random.default_rng(4).standard_normal((4, 16)).astype(np.float32)
+    sess = Session(dense_graph(mix_rows=False))
+    sess.run("y:0", {"x:0": x})  # the parent's workers exist now
+    assert splits(sess) == [[2, 2]]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: one split call, then out without pytest's teardown
+        ok = np.allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, False), rtol=1e-5, atol=1e-5)
+        os.write(write, b"ok" if ok else b"wrong")
+        os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 60)
+    answer = os.read(read, 8) if ready else b"hung"
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    assert answer == b"ok"
