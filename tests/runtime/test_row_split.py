@@ -59,6 +59,14 @@ def dense_expected(x: np.ndarray, mix_rows: bool) -> np.ndarray:
     return y - y.mean(axis=0, keepdims=True) if mix_rows else y
 
 
+def run_dense(seed: int, batch: int, mix_rows: bool = False) -> Session:
+    """A new Session of dense_graph, run once on `batch` random rows and checked against NumPy."""
+    x = np.random.default_rng(seed).standard_normal((batch, 16)).astype(np.float32)
+    sess = Session(dense_graph(mix_rows))
+    np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, mix_rows), rtol=1e-5, atol=1e-5)
+    return sess
+
+
 def test_part_sizes_differ_by_at_most_one_row():
     assert part_sizes(2, 2) == [1, 1]
     assert part_sizes(5, 2) == [3, 2]
@@ -91,30 +99,19 @@ def test_cnn_batch_is_split_and_matches_tensorflow(hlobridge_flags, shared_graph
 
 def test_an_odd_batch_splits_into_unequal_parts(hlobridge_flags):
     hlobridge_flags(SPLIT)
-    x = np.random.default_rng(0).standard_normal((5, 16)).astype(np.float32)
-    sess = Session(dense_graph(mix_rows=False))
-    np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, False), rtol=1e-5, atol=1e-5)
-    assert splits(sess) == [[3, 2]]
+    assert splits(run_dense(0, 5)) == [[3, 2]]
 
 
 def test_a_cluster_that_mixes_rows_runs_whole(hlobridge_flags):
     hlobridge_flags(SPLIT)
-    x = np.random.default_rng(1).standard_normal((4, 16)).astype(np.float32)
-    sess = Session(dense_graph(mix_rows=True))
-    np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, True), rtol=1e-5, atol=1e-5)
-    assert splits(sess) == [None]
+    assert splits(run_dense(1, 4, mix_rows=True)) == [None]
 
 
 def test_batch_one_and_small_clusters_run_whole(hlobridge_flags):
-    x = np.random.default_rng(2).standard_normal((4, 16)).astype(np.float32)
     hlobridge_flags(SPLIT)
-    one = Session(dense_graph(mix_rows=False))
-    np.testing.assert_allclose(one.run("y:0", {"x:0": x[:1]}), dense_expected(x[:1], False), rtol=1e-5, atol=1e-5)
-    assert splits(one) == [None]
+    assert splits(run_dense(2, 1)) == [None]
     hlobridge_flags("--small-cluster-flops=0")  # the default threshold: this cluster is far below it
-    small = Session(dense_graph(mix_rows=False))
-    small.run("y:0", {"x:0": x})
-    assert splits(small) == [None]
+    assert splits(run_dense(2, 4)) == [None]
 
 
 def test_a_cluster_with_more_constants_than_the_cache_runs_whole(hlobridge_flags, monkeypatch):
@@ -122,10 +119,7 @@ def test_a_cluster_with_more_constants_than_the_cache_runs_whole(hlobridge_flags
     bytes) the parts would read them from memory once each, so the call stays whole."""
     monkeypatch.setattr(cluster_launch, "MAX_SPLIT_WEIGHT_BYTES", W.nbytes - 1)
     hlobridge_flags(SPLIT)
-    x = np.random.default_rng(3).standard_normal((4, 16)).astype(np.float32)
-    sess = Session(dense_graph(mix_rows=False))
-    np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, False), rtol=1e-5, atol=1e-5)
-    assert splits(sess) == [None]
+    assert splits(run_dense(3, 4)) == [None]
 
 
 def test_a_forked_child_splits_with_threads_of_its_own(hlobridge_flags):
