@@ -53,8 +53,7 @@ def parts_of(sess) -> str:
         for unit in plan.units:
             for exe in getattr(unit, "executables", {}).values():
                 if exe is not None:
-                    sizes = [b - a for a, b in zip(exe.rows.starts, exe.rows.starts[1:])] if exe.rows else None
-                    found.append("+".join(map(str, sizes)) if sizes else "whole")
+                    found.append("+".join(map(str, exe.rows.sizes)) if exe.rows else "whole")
     return ", ".join(found) or "-"
 
 

@@ -51,20 +51,33 @@ class _Pool:
 
 
 @contextmanager
+def on_cpus(cpus):
+    """Run the body with the calling thread on `cpus`, then give it back its own CPUs; as it is
+    where `cpus` is empty or None, or affinity cannot be set here."""
+    saved = None
+    if cpus:
+        try:
+            saved = os.sched_getaffinity(0)
+            os.sched_setaffinity(0, cpus)
+        except (AttributeError, OSError):
+            saved = None
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.sched_setaffinity(0, saved)
+
+
+@contextmanager
 def waiting_beside_the_pool(driver: str):
     """Run the body (a call into a module on IREE `driver`) with the calling thread on the
     pool's last worker's CPUs, then give it back its own; only for local-task, the pool. The
     first call runs as it is and finds them."""
     pool = driver == "local-task"
     cpus = _Pool.cpus if pool and flags.from_environment().pin_waiting_thread else None
-    saved = None
-    if cpus:
-        saved = os.sched_getaffinity(0)
-        os.sched_setaffinity(0, cpus)
     try:
-        yield
+        with on_cpus(cpus):
+            yield
     finally:
-        if saved is not None:
-            os.sched_setaffinity(0, saved)
         if pool and not _Pool.looked:
             _Pool.cpus, _Pool.looked = last_worker_cpus(), True

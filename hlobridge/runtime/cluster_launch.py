@@ -238,11 +238,6 @@ def executor_device(device: str, reflection: dict) -> str:
     return "cpu" if small and DRIVERS.get(device) == "local-task" else device
 
 
-def _batch_of(args: list, skip) -> int:
-    """Dimension 0 of the first argument not read as a constant (0: none has one)."""
-    return next((shape_of(a)[0] for i, a in enumerate(args) if i not in skip and shape_of(a)), 0)
-
-
 def _shape_key(value) -> tuple:
     return (dtype_name(value.dtype), shape_of(value))
 
@@ -378,13 +373,15 @@ class ClusterLaunch:
         """This signature's call as row parts on the CPUs (row_split.py): for a cluster on the
         pool with no variables, a batch of at least 2 rows, work of at least --row-split-flops and
         rows kept apart by every op; else None (a part that fails to compile: None too)."""
-        cpus, batch, wanted = usable_cpus(), _batch_of(args, self.value_inputs), flags.from_environment()
-        if (len(cpus) < 2 or batch < 2 or not exe.pool or exe.backend != "iree" or exe.resource_args
-                or exe.written or self.dynamic or not wanted.row_split):
-            return None
+        cpus, wanted = usable_cpus(), flags.from_environment()
         work = exe.module.functions["main"].reflection.get(WORK_KEY)
-        batched = [i for i, a in enumerate(args) if i not in self.value_inputs and shape_of(a)[:1] == (batch,)]
-        if work is None or int(work) < wanted.row_split_flops or not self._splittable(args, batched):
+        if (len(cpus) < 2 or not exe.pool or exe.backend != "iree" or exe.resource_args or exe.written
+                or self.dynamic or not wanted.row_split or work is None or int(work) < wanted.row_split_flops):
+            return None
+        feeds = self.feed_specs(args, dynamic=True)  # the batch `?`, as Session(dynamic_dims="batch") has it
+        batched = [i for i, spec in enumerate(feeds.values()) if spec.shape and spec.shape[0] is None]
+        batch = shape_of(args[batched[0]])[0] if batched else 0
+        if batch < 2 or not self._splittable(feeds):
             return None
         sizes = part_sizes(batch, len(cpus))
         binaries = {}
@@ -400,16 +397,10 @@ class ClusterLaunch:
         calls = [Executable(binaries[n], "cpu", len(self.outputs), self.resources).call for n in sizes]
         return RowSplit(calls, sizes, batched)
 
-    def _splittable(self, args: list, batched: list) -> bool:
-        """Whether no op of the cluster lets a row of the batch (dimension 0 of the `batched`
-        arguments) see another, every output is laid out one row per example
-        (analysis/batch_rows.py), and its constants are at most MAX_SPLIT_WEIGHT_BYTES (every
-        part reads them all)."""
-        feeds = {}
-        for i, (ref, a) in enumerate(zip(self.tensor_inputs, args)):
-            shape = shape_of(a)
-            value = np.asarray(to_host(a)) if i in self.value_inputs else None
-            feeds[ref] = TensorSpec(np.dtype(a.dtype), (None, *shape[1:]) if i in batched else shape, value)
+    def _splittable(self, feeds: dict) -> bool:
+        """Whether no op of the cluster lets a row of the batch (the `?` of `feeds`) see another,
+        every output is laid out one row per example (analysis/batch_rows.py), and its constants
+        are at most MAX_SPLIT_WEIGHT_BYTES (every part reads them all)."""
         try:
             specs = infer_specs(self.graph, set(self.nodes), {**feeds, **self.resource_specs}, self.functions)
         except HlobridgeError:
@@ -423,11 +414,11 @@ class ClusterLaunch:
     def _is_dynamic(self, key: tuple) -> bool:
         return any(None in shape for _, shape in key[:len(self.tensor_inputs)])
 
-    def feed_specs(self, args: list) -> dict:
+    def feed_specs(self, args: list, dynamic: bool | None = None) -> dict:
         """The specs `lower` takes for these arguments: dtypes and shapes (a `?` batch where
-        `self.dynamic`), and the values of the inputs read as constants."""
+        `dynamic`, by default `self.dynamic`), and the values of the inputs read as constants."""
         shapes = [tuple(arg.shape) for arg in args]
-        if self.dynamic:
+        if self.dynamic if dynamic is None else dynamic:
             shapes = [s for _, s in batch_key([(None, s) for s in shapes], self.value_inputs)]
         feeds = {}
         for i, (ref, arg, shape) in enumerate(zip(self.tensor_inputs, args, shapes)):

@@ -30,13 +30,13 @@ import threading
 
 import numpy as np
 
+from .caller_affinity import on_cpus
 from .host import to_host
 
 # Every part reads all of the cluster's constants, so constants that do not stay in the cores'
 # shared cache come from memory once per part: Keras ResNet50's 102 MB ran 5% slower split
 # (10.4 against 9.9 ms at batch 2), MobileNetV2's 14 MB and the 2-layer BERT's gained.
 MAX_SPLIT_WEIGHT_BYTES = 32 << 20
-
 
 
 def usable_cpus() -> list[int]:
@@ -98,55 +98,36 @@ def workers() -> _Workers:
 
 class RowSplit:
     """A signature's call as parts: `calls[i]` (a part executable's call, each with a VM context
-    of its own) takes rows [starts[i], starts[i+1]) of the inputs at `batched` positions and
-    every other input whole."""
+    of its own) takes the next `sizes[i]` rows of the inputs at `batched` positions and every
+    other input whole."""
 
     def __init__(self, calls: list, sizes: list[int], batched: list[int]):
         self.calls = calls
+        self.sizes = sizes
         self.starts = np.cumsum([0, *sizes]).tolist()
         self.batched = set(batched)
         self.lock = threading.Lock()  # one split call at a time: each part's VM context is not shared
-
-    def _part(self, args: list, i: int) -> list:
-        lo, hi = self.starts[i], self.starts[i + 1]
-        return [np.asarray(to_host(a))[lo:hi] if j in self.batched else a for j, a in enumerate(args)]
 
     def call(self, args: list) -> tuple:
         """The whole call's results: each output the parts' outputs joined along axis 0. Part 0
         runs on the calling thread, part i on worker i (a part beyond the workers, after it)."""
         pool = workers()
+        args = [np.asarray(to_host(a)) if j in self.batched else a for j, a in enumerate(args)]
+        parts = [[a[lo:hi] if j in self.batched else a for j, a in enumerate(args)]
+                 for lo, hi in zip(self.starts, self.starts[1:])]
         with self.lock:
             pending = []
             for i, inbox in zip(range(1, len(self.calls)), pool.inboxes):
                 done: queue.SimpleQueue = queue.SimpleQueue()
-                inbox.put((self.calls[i], self._part(args, i), done))
+                inbox.put((self.calls[i], parts[i], done))
                 pending.append(done)
-            saved = _pin(pool.cpus[0])
-            try:
-                mine = [self.calls[i](self._part(args, i)) for i in range(len(self.calls))
-                        if i == 0 or i > len(pending)]
-            finally:
-                _unpin(saved)
-            parts = mine[:1]
+            with on_cpus({pool.cpus[0]}):
+                mine = [self.calls[i](parts[i]) for i in range(len(self.calls)) if i == 0 or i > len(pending)]
+            results = mine[:1]
             for done in pending:
                 ok, value = done.get()
                 if not ok:
                     raise value
-                parts.append(value)
-            parts += mine[1:]
-        return tuple(np.concatenate([np.asarray(to_host(p[k])) for p in parts]) for k in range(len(parts[0])))
-
-
-def _pin(cpu: int):
-    """Keep the calling thread on `cpu` for its part (its CPUs before, to give back)."""
-    try:
-        saved = os.sched_getaffinity(0)
-        os.sched_setaffinity(0, {cpu})
-        return saved
-    except (AttributeError, OSError):
-        return None
-
-
-def _unpin(saved) -> None:
-    if saved is not None:
-        os.sched_setaffinity(0, saved)
+                results.append(value)
+            results += mine[1:]
+        return tuple(np.concatenate([np.asarray(to_host(r[k])) for r in results]) for k in range(len(results[0])))

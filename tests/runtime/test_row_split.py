@@ -34,7 +34,7 @@ def splits(sess: Session) -> list:
     for plan in sess._plans.values():
         for unit in plan.units:
             for exe in getattr(unit, "executables", {}).values():
-                found.append(None if exe.rows is None else np.diff(exe.rows.starts).tolist())
+                found.append(None if exe.rows is None else exe.rows.sizes)
     return found
 
 
