@@ -87,6 +87,10 @@ class CompileOptions:
     # stand-in for TF32, which its CUDA target lacks; applies where precision is "f32" (the
     # same as precision="bf16x3"), a keyword the GPU check's f32 and tf32 rows keep.
     bf16x3: bool = False
+    # Inference batch norms (per-channel scales and shifts after a constant-weight convolution or
+    # dot) folded into the weights (passes/ir/fold_batch_norm.py), as ONNX Runtime does: Keras
+    # MobileNetV2 batch 1 2.03 -> 1.74 ms in iree-benchmark-module. False: TF's rounding op for op.
+    fold_batch_norm: bool = True
     # No --iree-opt-level: IREE's default (O0) measured best (2026-11-24, best of 3 runs, ms/step,
     # O0 vs O2): bert2_train 15.8 vs 72 (O2 fails to compile a dispatch and the cluster falls
     # back), cnn_train 24.6 vs 26.7, mlp_adam 0.92 vs 0.97. docs/performance.md, "Compile options".
@@ -97,7 +101,7 @@ class CompileOptions:
         fusion = "iree" if self.backend == "xla" else self.fusion
         precision = "bf16x3" if self.bf16x3 and self.precision == "f32" else self.precision
         return pipeline.build(precision=precision, fusion=fusion, tie_variables=self.tie_variables,
-                              estimate_work=self.estimate_work)
+                              estimate_work=self.estimate_work, fold_batch_norm=self.fold_batch_norm)
 
     def for_module(self, reads_variables: bool) -> "CompileOptions":
         """These options with `data_tiling` and `pad_fusion` "auto" decided for a module that

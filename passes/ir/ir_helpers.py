@@ -20,8 +20,8 @@ REFLECTION = "iree.reflection"  # a function's notes, kept by IREE in the .vmfb 
 # StableHLO ops without side effects or regions: removable once nothing reads them.
 PURE_OPS = frozenset(f"stablehlo.{n}" for n in (
     "constant abs add and atan2 broadcast_in_dim ceil clamp compare concatenate convert "
-    "cosine divide dot_general exponential exponential_minus_one floor iota is_finite log "
-    "log_plus_one logistic maximum minimum multiply negate not or pad power remainder "
+    "cosine divide dot_general dynamic_broadcast_in_dim exponential exponential_minus_one floor "
+    "iota is_finite log log_plus_one logistic maximum minimum multiply negate not or pad power remainder "
     "reshape reverse round_nearest_afz round_nearest_even rsqrt select sign sine slice sqrt "
     "subtract tanh transpose xor").split())
 

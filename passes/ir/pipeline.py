@@ -23,6 +23,7 @@ from hlobridge.errors import HlobridgeError, LoweringError
 
 from .algebraic_simplify import algebraic_simplify
 from .constant_fold import constant_fold
+from .fold_batch_norm import fold_batch_norm
 from .fusion import MODES as FUSION_MODES
 from .fusion import fuse
 from .hoist_negation import hoist_negation
@@ -96,6 +97,11 @@ CONSTANT_FOLD = register(Stage(
     "constant-fold", constant_fold,
     "elementwise ops, converts, reshape/transpose/slice/concatenate and splat broadcasts of "
     "constants, computed in NumPy (up to 65536 elements)"))
+FOLD_BATCH_NORM = register(Stage(
+    "fold-batch-norm", fold_batch_norm,
+    "(conv(x, W) - m) * s + o -> conv(x, W*s) + (o - m*s) where W, m, s, o are per-channel "
+    "constants: inference batch norm folded into its convolution or dot (rounded once, not bit "
+    "for bit)"))
 HOIST_NEGATION = register(Stage("hoist-negation", lambda module: hoist_negation(module),
                                 "sum(-x) -> -sum(x), which IREE's CUDA backend needs"))
 
@@ -162,14 +168,15 @@ def reduces_precision(stages) -> bool:
 
 
 def build(precision: str | None = None, fusion: str | None = None, tie_variables: bool = False,
-          estimate_work: bool = False) -> tuple[Stage, ...]:
+          estimate_work: bool = False, fold_batch_norm: bool = True) -> tuple[Stage, ...]:
     """The pipeline every lowered module goes through, with the stages the options ask for:
     `precision` "bf16"/"f16"/"bf16x3" adds the precision stage ("f32" or None: off); `tie_variables`
     the variables written in place (for callers that hand over their variables' buffers, as
     the Session does); `estimate_work` the work estimate that picks a cluster's executor (the
     Session); `fusion` "hlobridge"/"none" adds the fusion stage ("iree" or None: IREE forms
-    dispatches)."""
-    stages = [SIMPLIFY, HOIST_NEGATION, SEPARATE_LOOP_INITS]
+    dispatches); `fold_batch_norm` False leaves inference batch norms unfolded (TensorFlow's
+    rounding, op for op)."""
+    stages = [SIMPLIFY, *([FOLD_BATCH_NORM] if fold_batch_norm else []), HOIST_NEGATION, SEPARATE_LOOP_INITS]
     if precision == "bf16x3":
         stages.append(Stage("precision", description="f32 contractions as three bf16 products",
                             passes=(SPLIT_CONTRACTIONS, CSE)))
