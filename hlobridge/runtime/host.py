@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .straight_call import mapped
+
 
 def is_device_array(value) -> bool:
     """Whether `value` is a device array (IREE's have `to_host()`, jax's `block_until_ready()`)
@@ -25,7 +27,8 @@ def _is_pjrt_array(value) -> bool:
 def to_host(value):
     """A device array's contents as a NumPy array; anything else unchanged."""
     if hasattr(value, "to_host"):
-        return np.asarray(value.to_host())
+        host = mapped(value)  # (a cluster's result in host memory: mapped without IREE's checks)
+        return np.asarray(value.to_host()) if host is None else host
     return np.asarray(value) if _is_pjrt_array(value) else value
 
 

@@ -56,12 +56,33 @@ class StraightCall:
         return [results.get_as_object(i, HalBufferView) for i in range(len(results))]
 
     def device_arrays(self, args) -> tuple:
-        """The results as DeviceArrays, as IREE's invoker returns them in dynamic mode."""
+        """The results as DeviceArrays, as IREE's invoker returns them in dynamic mode; on a
+        local device each is marked host memory, so `mapped` brings it to NumPy without asking."""
         device = self._device
-        return tuple(DeviceArray(device, view, implicit_host_transfer=True) for view in self.views(args))
+        arrays = tuple(DeviceArray(device, view, implicit_host_transfer=True) for view in self.views(args))
+        if self.mappable:
+            for a in arrays:
+                a._hlobridge_host_memory = True
+        return arrays
 
     def host_arrays(self, args) -> tuple:
         """The results as NumPy arrays: mapped where the device's memory is the host's."""
         if not self.mappable:
             return tuple(np.asarray(a.to_host()) for a in self.device_arrays(args))
         return tuple(view.map().asarray(view.shape, _dtype_of(view.element_type)) for view in self.views(args))
+
+
+def mapped(array) -> np.ndarray | None:
+    """A DeviceArray that `device_arrays` marked as host memory, as NumPy: its buffer mapped
+    (no copy), kept on the array as IREE's own `to_host()` keeps it, without IREE's per-call
+    mappability and dtype lookups (half of a small cluster's cost of fetching two results,
+    benchmarks/call_overhead.py). None for any other value."""
+    if not getattr(array, "_hlobridge_host_memory", False):
+        return None
+    host = array._host_array
+    if host is None:
+        view = array._buffer_view
+        array._mapped_memory = memory = view.map()
+        array._host_array = host = memory.asarray(view.shape, _dtype_of(view.element_type))
+    return host
+

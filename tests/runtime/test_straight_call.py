@@ -10,7 +10,8 @@ import pytest
 from hlobridge import compile_graph, runtime
 from hlobridge.errors import InputError
 from hlobridge.frontend.graph_builder import GraphBuilder
-from hlobridge.runtime.straight_call import StraightCall
+from hlobridge.runtime.host import to_host
+from hlobridge.runtime.straight_call import StraightCall, mapped
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +48,18 @@ def test_call_device_keeps_results_on_the_device(module):
     assert hasattr(p, "to_host")
     np.testing.assert_array_equal(p.to_host(), X * Y)
     np.testing.assert_array_equal(module.main(p.to_host(), Y)[0], X * Y * Y)
+
+
+def test_a_host_memory_result_is_mapped_once_as_iree_maps_it(module):
+    """to_host of a cluster's result on a local device maps it without IREE's checks: the same
+    values and dtype as IREE's to_host, one mapping kept on the array, and anything else left
+    to IREE (or unchanged)."""
+    p, g = module.main.call_device(X, Y)
+    first = to_host(g)
+    assert first is mapped(g) and first is g.to_host()  # one mapping, IREE's own cache
+    np.testing.assert_array_equal(first, X > 0)
+    assert first.dtype == np.bool_ and to_host(p).dtype == np.float32
+    assert mapped(X) is None and to_host(X) is X
 
 
 def test_run_matches_inputs_by_name_in_any_order_and_still_checks_them(module):
