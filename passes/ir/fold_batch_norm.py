@@ -70,27 +70,32 @@ _FEATURE_DIMS = {"stablehlo.convolution": _conv_feature_dims, "stablehlo.dot_gen
 
 
 def _channel_constant(value: ir.Value, feature_dim: int, channels: int):
-    """(vector, broadcast) for a per-channel constant: a 1-D constant broadcast along
-    `feature_dim` (static, or to a `?` batch), as a float64 vector of `channels` entries, with
-    the broadcast op; a splat gives (vector, None); anything else None."""
+    """(vector, broadcast) for a per-channel constant: a constant holding one value per channel
+    broadcast along `feature_dim` (static, or to a `?` batch), as a float64 vector of `channels`
+    entries, with the broadcast op; a splat gives (vector, None); anything else None."""
     scalar = splat_value(value)
     if scalar is not None and not isinstance(scalar, bool):
         return np.full(channels, scalar, dtype=np.float64), None
     broadcast = producer(value)
-    if broadcast is None or broadcast.name not in _BROADCASTS \
-            or i64_list(broadcast.attributes["broadcast_dimensions"]) != [feature_dim]:
+    if broadcast is None or broadcast.name not in _BROADCASTS:
+        return None
+    # a vector along the features: [C] to dims [f], or Keras 3's [1, 1, 1, C] to dims [0, 1, 2, 3]
+    dims, source = i64_list(broadcast.attributes["broadcast_dimensions"]), shape(broadcast.operands[0])
+    if feature_dim not in dims or any(n != (channels if d == feature_dim else 1) for d, n in zip(dims, source)):
         return None
     vector = constant_array(broadcast.operands[0], channels)
-    if vector is None or shape(broadcast.operands[0]) != [channels]:
+    if vector is None:
         return None
-    return np.broadcast_to(vector, (channels,)).astype(np.float64), broadcast  # (a splat is 0-d)
+    return np.broadcast_to(vector, source).reshape(channels).astype(np.float64), broadcast  # (a splat is 0-d)
 
 
-def _broadcast_like(template, vector: ir.Value) -> ir.Value:
-    """`vector` broadcast as `template` broadcasts its own (the same result type and, for a
-    dynamic_broadcast_in_dim, the same run-time shape operand and attributes)."""
+def _broadcast_like(template, vector: np.ndarray) -> ir.Value:
+    """`vector` (one value per channel) broadcast as `template` broadcasts its own constant: in
+    that constant's shape, to the same result type (and, for a dynamic_broadcast_in_dim, with
+    the same run-time shape operand and attributes)."""
+    source = hlo.constant(vector.reshape(shape(template.operands[0])))
     return ir.Operation.create(template.name, results=[template.results[0].type],
-                               operands=[vector, *template.operands[1:]],
+                               operands=[source, *template.operands[1:]],
                                attributes={name: template.attributes[name] for name in template.attributes}).result
 
 
@@ -159,9 +164,10 @@ def _fold(contraction) -> bool:
         contraction.operands[1] = hlo.constant((weights.astype(np.float64) * scale.reshape(along)).astype(dtype))
     with ir.InsertionPoint(last), last.location:
         if np.any(bias != 0):
-            vector = hlo.constant(bias.astype(dtype))
-            offset = (hlo.broadcast_in_dim(vector, out_shape, [feature_dim]) if template is None
-                      else _broadcast_like(template, vector))
+            if template is None:
+                offset = hlo.broadcast_in_dim(hlo.constant(bias.astype(dtype)), out_shape, [feature_dim])
+            else:
+                offset = _broadcast_like(template, bias.astype(dtype))
             result = hlo.add(contraction.results[0], offset)
         else:
             result = contraction.results[0]

@@ -49,6 +49,27 @@ func.func @conv_scale_then_relu(%x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x3xf32> 
   return %r : tensor<1x4x4x3xf32>
 }
 
+// Keras 3 writes the batch norm's vectors as [1, C] constants broadcast rank to rank; the shift
+// keeps that form.
+// CHECK-LABEL: func.func @keras3_vectors
+// CHECK: %[[W:.*]] = stablehlo.constant dense<{{\[\[}}5.000000e-01, 4.000000e+00], [1.500000e+00, 8.000000e+00]]>
+// CHECK: %[[D:.*]] = stablehlo.dot_general %arg0, %[[W]]
+// CHECK: %[[B:.*]] = stablehlo.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00]]> : tensor<1x2xf32>
+// CHECK: %[[BB:.*]] = stablehlo.broadcast_in_dim %[[B]], dims = [0, 1]
+// CHECK: stablehlo.add %[[D]], %[[BB]]
+// CHECK-NOT: stablehlo.multiply
+func.func @keras3_vectors(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %w = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %s = stablehlo.constant dense<[[0.5, 2.0]]> : tensor<1x2xf32>
+  %o = stablehlo.constant dense<[[1.0, 2.0]]> : tensor<1x2xf32>
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 1] : (tensor<1x2xf32>) -> tensor<3x2xf32>
+  %ob = stablehlo.broadcast_in_dim %o, dims = [0, 1] : (tensor<1x2xf32>) -> tensor<3x2xf32>
+  %a = stablehlo.multiply %d, %sb : tensor<3x2xf32>
+  %b = stablehlo.add %a, %ob : tensor<3x2xf32>
+  return %b : tensor<3x2xf32>
+}
+
 // A `?` batch: the shift is broadcast to the run-time shape as the scale was.
 // CHECK-LABEL: func.func @dynamic_batch
 // CHECK: %[[W:.*]] = stablehlo.constant dense<{{\[\[}}2.000000e+00, 4.000000e+00], [6.000000e+00, 8.000000e+00]]>
