@@ -21,15 +21,13 @@ mixed precision computes them.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 from iree.compiler import ir
 
 from hlobridge.dialects import stablehlo as hlo
 
-from .ir_helpers import (constant_array, element_type_name, erase_dead_ops, i64_list, ops_named,
-                         producer, replace, shape, splat_value)
+from .ir_helpers import (constant_array, conv_layout, dot_dimensions, element_type_name, erase_dead_ops,
+                         i64_list, ops_named, producer, replace, shape, splat_value)
 from .reduce_precision import KEEP_F32
 
 _FLOATS = ("f16", "f32", "f64")
@@ -39,28 +37,21 @@ _CHAIN_OPS = ("stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stab
 
 
 def _conv_feature_dims(op) -> tuple[int, int] | None:
-    """(result dim, weight dim) of a convolution's output features, from its dimension numbers
-    (`[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`); None for a batch-grouped convolution."""
-    if int(ir.IntegerAttr(op.attributes["batch_group_count"]).value) != 1:
+    """(result dim, weight dim) of a convolution's output features; None for a batch-grouped
+    convolution."""
+    layout = conv_layout(op)
+    if layout is None or int(ir.IntegerAttr(op.attributes["batch_group_count"]).value) != 1:
         return None
-    m = re.search(r"\[([^\]]*)\]x\[([^\]]*)\]->\[([^\]]*)\]", str(op.attributes["dimension_numbers"]))
-    if m is None:
-        return None
-    kernel, out = ([d.strip() for d in part.split(",")] for part in m.group(2, 3))
+    _, kernel, out = layout
     return out.index("f"), kernel.index("o")
 
 
 def _dot_feature_dims(op) -> tuple[int, int] | None:
     """(result dim, weight dim) of a dot_general's last result dim when it is one of the
     weights' (right operand's) free dims."""
-    numbers = str(op.attributes["dot_dimension_numbers"])
-
-    def dims(name):
-        m = re.search(name + r" = \[([^\]]*)\]", numbers)
-        return [int(d) for d in m.group(1).split(",")] if m and m.group(1).strip() else []
-    rhs_rank = len(shape(op.operands[1]))
-    rhs_free = [d for d in range(rhs_rank)
-                if d not in dims("rhs_batching_dimensions") + dims("rhs_contracting_dimensions")]
+    dims = dot_dimensions(op)
+    taken = dims["rhs_batching_dimensions"] + dims["rhs_contracting_dimensions"]
+    rhs_free = [d for d in range(len(shape(op.operands[1]))) if d not in taken]
     if not rhs_free:
         return None
     return len(shape(op.results[0])) - 1, rhs_free[-1]

@@ -25,6 +25,7 @@ from hlobridge.errors import HlobridgeError
 
 from . import fusion_policy as policy
 from .dispatch_regions import form_regions
+from .ir_helpers import dot_dimensions
 
 MODES = ("hlobridge", "iree", "none")
 
@@ -89,13 +90,7 @@ def _tiles_with_epilogue(op: ir.Operation) -> bool:
     to distribute the region: 'write affecting operations on global resources'.)"""
     if op.name != "stablehlo.dot_general":
         return False
-    text = str(op.attributes["dot_dimension_numbers"])
-    dims = {}
-    for key in ("lhs_batching_dimensions", "rhs_batching_dimensions",
-                "lhs_contracting_dimensions", "rhs_contracting_dimensions"):
-        start = text.find(key)
-        dims[key] = [] if start < 0 else [int(x) for x in text[text.index("[", start) + 1:
-                                                               text.index("]", start)].split(",") if x.strip()]
+    dims = dot_dimensions(op)
     for side, operand in (("lhs", op.operands[0]), ("rhs", op.operands[1])):
         rank = len(_shape(operand))
         contracting = len(dims[f"{side}_contracting_dimensions"])

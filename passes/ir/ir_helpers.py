@@ -1,4 +1,5 @@
-"""What the Python IR passes share: finding ops, reading constants, removing dead ops.
+"""What the Python IR passes share: finding ops, reading constants and dimension numbers,
+removing dead ops.
 
 Every pass here follows the same discipline (see iree-notes, "Python Value of an op you
 already erase()d: segfault"): collect the candidate ops first, then rewrite; re-read an
@@ -10,6 +11,7 @@ walks afresh.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 from iree.compiler import ir
@@ -90,6 +92,30 @@ def shape(value: ir.Value) -> list[int]:
 def i64_list(attr) -> list[int]:
     """A DenseI64ArrayAttr (permutation, broadcast_dimensions, ...) as a list of ints."""
     return [int(v) for v in ir.DenseI64ArrayAttr(attr)]
+
+
+_DOT_DIMENSIONS = ("lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
+                   "rhs_contracting_dimensions")
+_CONV_LAYOUT = re.compile(r"\[([^\]]*)\]x\[([^\]]*)\]->\[([^\]]*)\]")
+
+
+def dot_dimensions(op: ir.Operation) -> dict[str, list[int]]:
+    """A dot_general's batching and contracting dimensions by name (`lhs_contracting_dimensions`,
+    ...; [] where absent), read from its attribute's text: IREE ships no StableHLO attribute
+    classes for Python."""
+    text = str(op.attributes["dot_dimension_numbers"])
+    found = {}
+    for key in _DOT_DIMENSIONS:
+        m = re.search(key + r" = \[([0-9, ]*)\]", text)
+        found[key] = [int(d) for d in m.group(1).split(",") if d.strip()] if m else []
+    return found
+
+
+def conv_layout(op: ir.Operation) -> tuple[list[str], list[str], list[str]] | None:
+    """A convolution's input, kernel and output layouts as dimension letters, from its
+    dimension numbers (`[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`); None if they read otherwise."""
+    m = _CONV_LAYOUT.search(str(op.attributes["dimension_numbers"]))
+    return None if m is None else tuple([d.strip() for d in part.split(",")] for part in m.groups())
 
 
 def splat_value(value: ir.Value) -> float | int | bool | None:

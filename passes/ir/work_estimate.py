@@ -20,19 +20,16 @@ with a dynamically shaped tensor has no estimate (nothing is noted: it runs on t
 from __future__ import annotations
 
 import math
-import re
 
 from iree.compiler import ir
 
-from .ir_helpers import note_in_reflection, signed_functions
+from .ir_helpers import conv_layout, dot_dimensions, note_in_reflection, signed_functions
 
 WORK_KEY = "hlobridge.work"
 ELEMENT_COST = 5
 # no work of their own: constants, terminators, and a dispatch region (its ops count)
 FREE_OPS = frozenset({"stablehlo.constant", "arith.constant", "func.return", "stablehlo.return", "flow.return",
                       "flow.dispatch.region"})
-_LHS_CONTRACTING = re.compile(r"lhs_contracting_dimensions = \[([0-9, ]*)\]")
-_KERNEL_LAYOUT = re.compile(r"x\[([^\]]*)\]")
 
 
 def estimate_work(module: ir.Module) -> dict[str, int]:
@@ -71,14 +68,14 @@ def op_work(op: ir.Operation) -> int | None:
     out = sum(e for e in results if e is not None)
     if op.name == "stablehlo.dot_general":
         lhs = op.operands[0].type.shape
-        match = _LHS_CONTRACTING.search(str(op.attributes["dot_dimension_numbers"]))
-        dims = [int(d) for d in match.group(1).split(",") if d.strip()] if match else []
-        return 2 * out * math.prod(lhs[d] for d in dims)
+        return 2 * out * math.prod(lhs[d] for d in dot_dimensions(op)["lhs_contracting_dimensions"])
     if op.name == "stablehlo.convolution":
         kernel = op.operands[1].type.shape
-        match = _KERNEL_LAYOUT.search(str(op.attributes["dimension_numbers"]))
-        layout = [d.strip() for d in match.group(1).split(",")] if match else []
-        per_output = math.prod(kernel) // kernel[layout.index("o")] if "o" in layout else math.prod(kernel)
+        layout = conv_layout(op)
+        kernel_layout = layout[1] if layout else []
+        per_output = math.prod(kernel)
+        if "o" in kernel_layout:
+            per_output //= kernel[kernel_layout.index("o")]
         return 2 * out * per_output
     return ELEMENT_COST * max(out, sum(e for e in operands if e is not None))
 
