@@ -29,6 +29,11 @@ def _dtype_of(element_type) -> np.dtype:
     return dtype
 
 
+def _mapped_view(view) -> np.ndarray:
+    """A local device's buffer view as NumPy, mapped (no copy); the array keeps the mapping alive."""
+    return view.map().asarray(view.shape, _dtype_of(view.element_type))
+
+
 class StraightCall:
     """`invoker`'s function, called with its arguments packed as IREE packs them."""
 
@@ -69,20 +74,16 @@ class StraightCall:
         """The results as NumPy arrays: mapped where the device's memory is the host's."""
         if not self.mappable:
             return tuple(np.asarray(a.to_host()) for a in self.device_arrays(args))
-        return tuple(view.map().asarray(view.shape, _dtype_of(view.element_type)) for view in self.views(args))
+        return tuple(_mapped_view(view) for view in self.views(args))
 
 
 def mapped(array) -> np.ndarray | None:
     """A DeviceArray that `device_arrays` marked as host memory, as NumPy: its buffer mapped
-    (no copy), kept on the array as IREE's own `to_host()` keeps it, without IREE's per-call
+    (no copy), kept on the array where IREE's own `to_host()` looks for it, without IREE's per-call
     mappability and dtype lookups (half of a small cluster's cost of fetching two results,
     benchmarks/call_overhead.py). None for any other value."""
     if not getattr(array, "_hlobridge_host_memory", False):
         return None
-    host = array._host_array
-    if host is None:
-        view = array._buffer_view
-        array._mapped_memory = memory = view.map()
-        array._host_array = host = memory.asarray(view.shape, _dtype_of(view.element_type))
-    return host
-
+    if array._host_array is None:
+        array._host_array = _mapped_view(array._buffer_view)
+    return array._host_array
