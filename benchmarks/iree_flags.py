@@ -10,8 +10,8 @@ batch-norm folding.
 For each workload (a case of benchmarks/models.py), two Sessions in one process compile its
 clusters, one with hlobridge's own options and one with `--flags` added after them (or, with
 `--without OPTION`, "off" is hlobridge's options with that boolean CompileOptions field False
-and "on" its default), then time blocks of steps in turn, alternating which goes first. The table has each side's median and best
-ms/step and their ratios (below 1: the flags are faster).
+and "on" its default), then time blocks of steps in turn, alternating which goes first. The
+table has each side's median and best ms/step and their ratios (below 1: "on" is faster).
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ def main(argv=None) -> int:
     if not args.flags and not args.without:
         p.error("give --flags or --without")
     extra = shlex.split(args.flags)
-    rows = measured_rows(lambda w: measure(w, extra, args, tuple(args.without)), [(w,) for w, _, _ in workloads(args.models)])
+    without = tuple(args.without)
+    rows = measured_rows(lambda w: measure(w, extra, args, without), [(w,) for w, _, _ in workloads(args.models)])
     print(table_of(rows, args.markdown))
     return 0
 

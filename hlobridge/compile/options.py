@@ -89,7 +89,8 @@ class CompileOptions:
     bf16x3: bool = False
     # Inference batch norms (per-channel scales and shifts after a constant-weight convolution or
     # dot) folded into the weights (passes/ir/fold_batch_norm.py), as ONNX Runtime does: Keras
-    # MobileNetV2 batch 1 2.03 -> 1.74 ms in iree-benchmark-module. False: TF's rounding op for op.
+    # MobileNetV2 batch 1 1.69-1.81 -> 1.67-1.71 ms in iree-benchmark-module (docs/passes.md).
+    # False: TF's rounding op for op.
     fold_batch_norm: bool = True
     # No --iree-opt-level: IREE's default (O0) measured best (2026-11-24, best of 3 runs, ms/step,
     # O0 vs O2): bert2_train 15.8 vs 72 (O2 fails to compile a dispatch and the cluster falls

@@ -58,8 +58,8 @@ def test_the_cli_can_keep_them(cnn, tmp_path):
     for flag, multiplies in (([], 0), (["--no-fold-batch-norm"], 3)):
         dumps = tmp_path / f"dumps{len(flag)}"
         assert compile_cli.main([str(case.graph_path), "-o", str(tmp_path / "m.vmfb"), "--dump-to", str(dumps),
-                                 "--dump-pass", "fold-batch-norm|separate-loop-inits", "--input-shape", "images:0=4,32,32,3",
-                                 *flag]) == 0
+                                 "--dump-pass", "fold-batch-norm|separate-loop-inits",
+                                 "--input-shape", "images:0=4,32,32,3", *flag]) == 0
         assert bool(list(dumps.glob("*-fold-batch-norm.mlir"))) == (not flag)
         final = next(dumps.glob("*-separate-loop-inits.mlir")).read_text()
         # the batch norms' multiplies, on 4x16x16x16 and 4x16x16x32 activations
