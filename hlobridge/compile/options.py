@@ -92,6 +92,10 @@ class CompileOptions:
     # MobileNetV2 batch 1 1.69-1.81 -> 1.67-1.71 ms in iree-benchmark-module (docs/passes.md).
     # False: TF's rounding op for op.
     fold_batch_norm: bool = True
+    # Dots of a few rows by constant weights cut into row pieces that fill IREE's CPU matmul tiles
+    # (passes/ir/split_narrow_rows.py; llvm-cpu for this host, with data tiling): Keras
+    # MobileNetV2 batch 1 1.78 -> 1.50 ms in iree-benchmark-module, bit for bit (docs/passes.md).
+    split_narrow_rows: bool = True
     # No --iree-opt-level: IREE's default (O0) measured best (2026-11-24, best of 3 runs, ms/step,
     # O0 vs O2): bert2_train 15.8 vs 72 (O2 fails to compile a dispatch and the cluster falls
     # back), cnn_train 24.6 vs 26.7, mlp_adam 0.92 vs 0.97. docs/performance.md, "Compile options".
@@ -102,7 +106,14 @@ class CompileOptions:
         fusion = "iree" if self.backend == "xla" else self.fusion
         precision = "bf16x3" if self.bf16x3 and self.precision == "f32" else self.precision
         return pipeline.build(precision=precision, fusion=fusion, tie_variables=self.tie_variables,
-                              estimate_work=self.estimate_work, fold_batch_norm=self.fold_batch_norm)
+                              estimate_work=self.estimate_work, fold_batch_norm=self.fold_batch_norm,
+                              split_narrow_rows=self.splits_narrow_rows())
+
+    def splits_narrow_rows(self) -> bool:
+        """Whether the split-narrow-rows stage runs: asked for, and IREE data-tiles matmuls for
+        this host's CPU (the tile height it fits is this CPU's; other targets tile otherwise)."""
+        return (self.split_narrow_rows and self.backend == "iree" and self.target == "llvm-cpu"
+                and self.cpu == "host" and self.cpu_triple is None and self.data_tiling != "off")
 
     def for_module(self, reads_variables: bool) -> "CompileOptions":
         """These options with `data_tiling` and `pad_fusion` "auto" decided for a module that

@@ -29,6 +29,7 @@ from .fusion import fuse
 from .hoist_negation import hoist_negation
 from .reduce_precision import LOW_TYPES, reduce_precision
 from .split_contractions import split_contractions
+from .split_narrow_rows import split_narrow_rows
 from .separate_loop_inits import separate_loop_inits
 from .tie_variables import tie_variables
 from .work_estimate import estimate_work
@@ -102,6 +103,10 @@ FOLD_BATCH_NORM = register(Stage(
     "(conv(x, W) - m) * s + o -> conv(x, W*s) + (o - m*s) where W, m, s, o are per-channel "
     "constants: inference batch norm folded into its convolution or dot (rounded once, not bit "
     "for bit)"))
+SPLIT_NARROW_ROWS = register(Stage(
+    "split-narrow-rows", split_narrow_rows,
+    "a dot of a few rows by constant weights cut into row pieces that fill IREE's CPU matmul "
+    "tiles (9 rows as 8 + 1, not one 16-row tile); bit for bit"))
 HOIST_NEGATION = register(Stage("hoist-negation", lambda module: hoist_negation(module),
                                 "sum(-x) -> -sum(x), which IREE's CUDA backend needs"))
 
@@ -168,15 +173,18 @@ def reduces_precision(stages) -> bool:
 
 
 def build(precision: str | None = None, fusion: str | None = None, tie_variables: bool = False,
-          estimate_work: bool = False, fold_batch_norm: bool = True) -> tuple[Stage, ...]:
+          estimate_work: bool = False, fold_batch_norm: bool = True,
+          split_narrow_rows: bool = False) -> tuple[Stage, ...]:
     """The pipeline every lowered module goes through, with the stages the options ask for:
     `precision` "bf16"/"f16"/"bf16x3" adds the precision stage ("f32" or None: off); `tie_variables`
     the variables written in place (for callers that hand over their variables' buffers, as
     the Session does); `estimate_work` the work estimate that picks a cluster's executor (the
     Session); `fusion` "hlobridge"/"none" adds the fusion stage ("iree" or None: IREE forms
     dispatches); `fold_batch_norm` False leaves inference batch norms unfolded (TensorFlow's
-    rounding, op for op)."""
-    stages = [SIMPLIFY, *([FOLD_BATCH_NORM] if fold_batch_norm else []), HOIST_NEGATION, SEPARATE_LOOP_INITS]
+    rounding, op for op); `split_narrow_rows` cuts dots of a few rows into pieces that fill this
+    host's CPU matmul tiles (only for IREE's llvm-cpu with data tiling: CompileOptions decides)."""
+    stages = [SIMPLIFY, *([FOLD_BATCH_NORM] if fold_batch_norm else []),
+              *([SPLIT_NARROW_ROWS] if split_narrow_rows else []), HOIST_NEGATION, SEPARATE_LOOP_INITS]
     if precision == "bf16x3":
         stages.append(Stage("precision", description="f32 contractions as three bf16 products",
                             passes=(SPLIT_CONTRACTIONS, CSE)))
