@@ -45,6 +45,7 @@ from ..errors import CacheWarning
 
 from .backend import backend_of
 from .flight import STALE_SECONDS, DiskClaim, SingleFlight
+from .host_cpu import cpuinfo_lines
 from .options import CompileOptions
 
 
@@ -88,12 +89,11 @@ def _iree_version() -> str:
 def _host_cpu() -> str:
     """What `--iree-llvmcpu-target-cpu=host` compiles for: a cache directory shared between
     machines (an NFS home) must not hand one CPU's binary to another."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-        wanted = [ln for ln in lines if ln.startswith(("model name", "flags", "Features"))]
-        return platform.machine() + "\n" + "\n".join(dict.fromkeys(wanted))
-    except OSError:
+    lines = cpuinfo_lines()
+    if lines is None:
         return platform.machine() + platform.processor()
+    wanted = [ln for ln in lines if ln.startswith(("model name", "flags", "Features"))]
+    return platform.machine() + "\n" + "\n".join(dict.fromkeys(wanted))
 
 
 class CompileCache:

@@ -30,6 +30,7 @@ import math
 
 from iree.compiler import ir
 
+from hlobridge.compile.host_cpu import has_feature
 from hlobridge.dialects import stablehlo as hlo
 
 from .ir_helpers import dot_dimensions, element_type_name, erase_dead_ops, numpy_dtype, ops_named, replace, shape
@@ -42,11 +43,7 @@ _FLOATS = ("f32",)  # the tile heights above are f32's
 
 def host_row_tile() -> int:
     """IREE's f32 matmul tile height (M0) on this CPU: 16 with AVX-512, else 8."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            return 16 if " avx512f" in f.read() else 8
-    except OSError:
-        return 8
+    return 16 if has_feature("avx512f") else 8
 
 
 def _tiled_rows(rows: int, tile: int) -> int:
