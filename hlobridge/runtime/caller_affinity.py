@@ -15,6 +15,7 @@ found, a worker outside the caller's CPUs) calls go as they are. HLOBRIDGE_FLAGS
 
 from __future__ import annotations
 
+import ctypes
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,6 +42,27 @@ def last_worker_cpus() -> frozenset | None:
         return None
     cpus = workers[max(workers)]
     return cpus if cpus < os.sched_getaffinity(0) else None
+
+
+def _sched_getcpu():
+    try:
+        getcpu = ctypes.CDLL(None, use_errno=True).sched_getcpu
+    except (OSError, AttributeError):
+        return None  # not glibc/Linux
+    getcpu.restype, getcpu.argtypes = ctypes.c_int, []
+    return getcpu
+
+
+_GETCPU = _sched_getcpu()
+
+
+def current_cpu() -> int | None:
+    """The CPU the calling thread runs on now (glibc's sched_getcpu, 0.1 us), or None where it
+    cannot be known."""
+    if _GETCPU is None:
+        return None
+    cpu = _GETCPU()
+    return cpu if cpu >= 0 else None
 
 
 class _Pool:

@@ -187,6 +187,7 @@ class Executable:
             self.module = load(vmfb, self.device)
             main = self.module.functions["main"]
         self.call = main.call_unchecked  # args -> results as a tuple (module.py, straight_call.py)
+        self.straight = getattr(main, "_straight", None)  # IREE's call without its invoker, if any
         self.pool = self.module.driver == "local-task"  # calls wait beside the pool (caller_affinity.py)
         self.rows: RowSplit | None = None  # the call as row parts, one per CPU (row_split.py)
         at = json.loads(main.reflection[VARIABLES_KEY])
@@ -201,6 +202,25 @@ class Executable:
         aliased = main.reflection.get(ALIASED_KEY)
         self.aliased = set(range(len(self.resource_args))) if aliased is None \
             else {i - first_variable for i in json.loads(aliased)}
+
+    def launch(self, args: list, what: str) -> tuple:
+        """The call's results (device arrays): as row parts, beside the pool, or on this thread."""
+        if self.rows is not None:
+            return invoke_or_raise(self.rows.call, (args,), what)
+        if self.pool:
+            with waiting_beside_the_pool(self.module.driver):
+                return invoke_or_raise(self.call, (args,), what)
+        return invoke_or_raise(self.call, (args,), what)
+
+    def fetch(self, args: list, what: str) -> list:
+        """The call's outputs as NumPy arrays of their own, as a fetch hands them to the user: on
+        the calling thread straight from the buffers (straight_call.py), as row parts joined
+        into new arrays, else copied from the device arrays."""
+        if self.rows is not None:
+            return list(invoke_or_raise(self.rows.call, (args,), what)[:self.n_outputs])
+        if not self.pool and self.straight is not None:
+            return invoke_or_raise(self.straight.host_copies, (args,), what)[:self.n_outputs]
+        return [np.array(to_host(r)) for r in self.launch(args, what)[:self.n_outputs]]
 
     def variable_args(self, values: dict, variables, reader: str) -> list:
         """The values of the variables the call reads, in argument order: those it overwrites
@@ -308,13 +328,7 @@ class ClusterLaunch:
             return
         if exe.resource_args:
             args += exe.variable_args(values, env.variables, self.name)
-        if exe.rows is not None:
-            results = invoke_or_raise(exe.rows.call, (args,), self._what)
-        elif exe.pool:
-            with waiting_beside_the_pool(exe.module.driver):
-                results = invoke_or_raise(exe.call, (args,), self._what)
-        else:
-            results = invoke_or_raise(exe.call, (args,), self._what)
+        results = exe.launch(args, self._what)
         n = exe.n_outputs
         values.update(zip(self.outputs, results[:n]))
         if exe.written:
@@ -394,8 +408,10 @@ class ClusterLaunch:
             log.info("cluster %s: batch %d not split into rows (%s)", self.name, batch, e)
             return None
         log.info("cluster %s: batch %d runs as row parts %s, one per CPU", self.name, batch, sizes)
-        calls = [Executable(binaries[n], "cpu", len(self.outputs), self.resources).call for n in sizes]
-        return RowSplit(calls, sizes, batched)
+        parts = [Executable(binaries[n], "cpu", len(self.outputs), self.resources).straight for n in sizes]
+        if any(part is None for part in parts):  # an IREE whose invoker is laid out otherwise
+            return None
+        return RowSplit(parts, sizes, batched)
 
     def _splittable(self, feeds: dict) -> bool:
         """Whether no op of the cluster lets a row of the batch (the `?` of `feeds`) see another,

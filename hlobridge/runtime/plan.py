@@ -40,6 +40,7 @@ class Plan:
     fetch_refs: list  # TensorRef per fetch (None for an op fetched for effect)
     clustering: object  # passes.graph.mark_for_compilation.Clustering
     ran: bool = False  # whether it has run (its first run starts its clusters' compiles)
+    direct: object = None  # its steady step as one call (direct_call.py); False: none; None: not asked yet
 
     def __post_init__(self):
         self.host_kernels = any(getattr(u, "host_kernels", True) for u in self.units)

@@ -30,8 +30,9 @@ import threading
 
 import numpy as np
 
-from .caller_affinity import on_cpus
+from .caller_affinity import current_cpu, on_cpus
 from .host import to_host
+from .straight_call import StraightCall, read_only_view
 
 # Every part reads all of the cluster's constants, so constants that do not stay in the cores'
 # shared cache come from memory once per part: Keras ResNet50's 102 MB ran 5% slower split
@@ -55,19 +56,32 @@ def part_sizes(batch: int, parts: int) -> list[int]:
 
 
 class _Workers:
-    """One daemon thread per CPU after the first, each pinned to its CPU, taking calls from a
-    queue of its own (threads made once: starting a thread per call cost more than the split
-    saved). IREE's invoke releases the GIL, so the parts run at once."""
+    """One daemon thread per CPU, each pinned to its CPU, taking calls from a queue of its own
+    (threads made once: starting a thread per call cost more than the split saved). IREE's
+    invoke releases the GIL, so the parts run at once."""
 
     def __init__(self, cpus: list[int]):
         self.cpus = cpus
         self.pid = os.getpid()  # a forked child has none of these threads: it makes its own
-        self.inboxes = []
-        for cpu in cpus[1:]:
+        self.inbox_of: dict[int, queue.SimpleQueue] = {}
+        for cpu in cpus:
             inbox: queue.SimpleQueue = queue.SimpleQueue()
             threading.Thread(target=self._serve, args=(cpu, inbox), name=f"hlobridge-rows-{cpu}",
                              daemon=True).start()
-            self.inboxes.append(inbox)
+            self.inbox_of[cpu] = inbox
+
+    def around_caller(self) -> tuple[list, set | None]:
+        """The inboxes of the workers that take the other parts, and the CPUs the calling thread
+        runs its own part on, pinned for the call. The caller stays on the CPU it is on and the
+        workers of the others take the parts: moving the caller cost more than the split's
+        hand-off (it sleeps while it waits, wakes on the CPU of the worker that woke it, and
+        pinning it back took ~50 us, MobileNetV2 batch 2 on the 2-core VM); pinned there, the
+        scheduler cannot move it onto a worker's CPU mid-call. Where the CPU is not known, the
+        caller is pinned to the first CPU and the other workers take the parts."""
+        here = current_cpu()
+        if here in self.inbox_of:
+            return [inbox for cpu, inbox in self.inbox_of.items() if cpu != here], {here}
+        return [self.inbox_of[cpu] for cpu in self.cpus[1:]], {self.cpus[0]}
 
     @staticmethod
     def _serve(cpu: int, inbox: queue.SimpleQueue) -> None:
@@ -97,37 +111,56 @@ def workers() -> _Workers:
 
 
 class RowSplit:
-    """A signature's call as parts: `calls[i]` (a part executable's call, each with a VM context
-    of its own) takes the next `sizes[i]` rows of the inputs at `batched` positions and every
-    other input whole."""
+    """A signature's call as parts: `parts[i]` (a part executable's StraightCall, each with a VM
+    context of its own) takes the next `sizes[i]` rows of the inputs at `batched` positions and
+    every other input whole."""
 
-    def __init__(self, calls: list, sizes: list[int], batched: list[int]):
-        self.calls = calls
+    def __init__(self, parts: list, sizes: list[int], batched: list[int]):
+        self.parts = parts
         self.sizes = sizes
         self.starts = np.cumsum([0, *sizes]).tolist()
         self.batched = set(batched)
         self.lock = threading.Lock()  # one split call at a time: each part's VM context is not shared
 
+    def _prepare(self, i: int, args: list) -> tuple:
+        lo, hi = self.starts[i], self.starts[i + 1]
+        return self.parts[i].prepare([a[lo:hi] if j in self.batched else a for j, a in enumerate(args)])
+
     def call(self, args: list) -> tuple:
-        """The whole call's results: each output the parts' outputs joined along axis 0. Part 0
-        runs on the calling thread, part i on worker i (a part beyond the workers, after it)."""
-        pool = workers()
+        """The whole call's results: each output the parts' outputs joined along axis 0 (arrays
+        of their own). Part 0 runs on the calling thread, the others on the workers of the other
+        CPUs (a part beyond the workers, on the calling thread after part 0).
+
+        The hand-off is what a split costs: a worker wakes 20-50 us after it is called on this
+        VM, and each time it finds the GIL held it sleeps again. So this thread packs every
+        part's arguments (under the GIL) and hands a worker only the invoke, which releases the
+        GIL at once; a worker's part is packed and handed off before this thread packs its own,
+        so the wake-up overlaps that packing; the results are read here after the join
+        (MobileNetV2 batch 2 on the 2-core VM: the worker began its part 90 us after the call
+        and the caller resumed 64 us after the worker's end, when the worker packed its own
+        arguments and made its results' arrays)."""
+        inboxes, pin = workers().around_caller()
         args = [np.asarray(to_host(a)) if j in self.batched else a for j, a in enumerate(args)]
-        parts = [[a[lo:hi] if j in self.batched else a for j, a in enumerate(args)]
-                 for lo, hi in zip(self.starts, self.starts[1:])]
+        n = len(self.parts)
+        prepared: list = [None] * n
         with self.lock:
             pending = []
-            for i, inbox in zip(range(1, len(self.calls)), pool.inboxes):
-                done: queue.SimpleQueue = queue.SimpleQueue()
-                inbox.put((self.calls[i], parts[i], done))
-                pending.append(done)
-            with on_cpus({pool.cpus[0]}):
-                mine = [self.calls[i](parts[i]) for i in range(len(self.calls)) if i == 0 or i > len(pending)]
-            results = mine[:1]
-            for done in pending:
-                ok, value = done.get()
+            try:
+                for i, inbox in zip(range(1, n), inboxes):
+                    prepared[i] = self._prepare(i, args)
+                    done: queue.SimpleQueue = queue.SimpleQueue()
+                    inbox.put((self.parts[i].invoke, prepared[i], done))
+                    pending.append(done)
+                mine = [0, *range(len(pending) + 1, n)]
+                for i in mine:
+                    prepared[i] = self._prepare(i, args)
+                with on_cpus(pin):
+                    for i in mine:
+                        self.parts[i].invoke(prepared[i])
+            finally:  # every handed-off part ends before its context is used again
+                outcomes = [done.get() for done in pending]
+            for ok, value in outcomes:
                 if not ok:
                     raise value
-                results.append(value)
-            results += mine[1:]
-        return tuple(np.concatenate([np.asarray(to_host(r[k])) for r in results]) for k in range(len(results[0])))
+        views = [StraightCall.result_views(p) for p in prepared]
+        return tuple(np.concatenate([read_only_view(v[k]) for v in views]) for k in range(len(views[0])))

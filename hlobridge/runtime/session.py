@@ -45,6 +45,7 @@ from ..ops.kinds import PLACEHOLDERS
 from ..ops.control.state import VariableStore
 from ..spec import TensorSpec
 from .cluster_launch import DYNAMIC_DIMS, ClusterLaunch, JitConfig, JitState, compile_ahead
+from .direct_call import DirectCall
 from .feeds import feed_array
 from .interpreter import FunctionRunner, NodeStep, has_switches, run_step
 from .plan import Plan, RunEnv
@@ -77,6 +78,8 @@ def _flatten(fetches, out: list) -> object:
 
 def _rebuild(structure, values: list):
     """The fetches' structure with each index replaced by its value."""
+    if type(structure) is list:  # the usual fetches: a flat list of names
+        return [values[s] if type(s) is int else _rebuild(s, values) for s in structure]
     if isinstance(structure, (list, tuple)):
         return type(structure)(_rebuild(s, values) for s in structure)
     if isinstance(structure, dict):
@@ -155,8 +158,12 @@ class Session:
         `options=RunOptions(trace=True, trace_path=...)` records a timeline (debug/timeline.py);
         `RunOptions(profile=True)` also times each IREE dispatch (debug/profile.py)."""
         structure, feeds, plan = self._plan_for(fetches, feed_dict)
+        if plan.direct and options is None and self._parallel is None:  # one call (direct_call.py)
+            return _rebuild(structure, plan.direct(feeds, plan.constants))
         if plan.ran:  # the warm path: no context managers around the step
             values = self._step(plan, feeds, options, run_metadata)
+            if plan.direct is None:
+                plan.direct = DirectCall.of(plan, feeds) or False
         else:
             plan.ran = True
             with progress.activity("Session.run, first run"):  # where its clusters compile

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from hlobridge.frontend.graph_builder import GraphBuilder
-from hlobridge.runtime import cluster_launch
+from hlobridge.runtime import cluster_launch, row_split
 from hlobridge.runtime.row_split import part_sizes
 from hlobridge.runtime.session import Session
 from tests.corpus import Case
@@ -95,6 +95,17 @@ def test_cnn_batch_is_split_and_matches_tensorflow(hlobridge_flags, shared_graph
     again = split.run(fetches, feeds)  # the warm call, the same numbers
     for a, b in zip(got, again):
         np.testing.assert_array_equal(a, b)
+        assert b.flags.writeable and not np.shares_memory(a, b)  # the user's own arrays
+
+
+def test_the_caller_keeps_its_cpu_and_the_workers_of_the_others_take_the_parts(monkeypatch):
+    pool = row_split._Workers([0, 1])
+    monkeypatch.setattr(row_split, "current_cpu", lambda: 1)
+    assert pool.around_caller() == ([pool.inbox_of[0]], {1})
+    monkeypatch.setattr(row_split, "current_cpu", lambda: None)  # not known: the first CPU
+    assert pool.around_caller() == ([pool.inbox_of[1]], {0})
+    monkeypatch.setattr(row_split, "current_cpu", lambda: 5)  # outside this process's CPUs
+    assert pool.around_caller() == ([pool.inbox_of[1]], {0})
 
 
 def test_an_odd_batch_splits_into_unequal_parts(hlobridge_flags):
