@@ -83,10 +83,12 @@ class StraightCall:
         return [results.get_as_object(i, HalBufferView) for i in range(len(results))]
 
     def views(self, args) -> list:
-        """The results' buffer views."""
-        prepared = self.prepare(args)
-        self.invoke(prepared)
-        return self.result_views(prepared)
+        """The results' buffer views (prepare, invoke and result_views, inline: the hot path of
+        every call on the calling thread)."""
+        arg_list = self._pack(InvokeContext(self._device), args, {})
+        results = VmVariantList(1)
+        self._vm_context.invoke(self._vm_function, arg_list, results)
+        return [results.get_as_object(i, HalBufferView) for i in range(len(results))]
 
     def device_arrays(self, args) -> tuple:
         """The results as DeviceArrays, as IREE's invoker returns them in dynamic mode; on a
