@@ -45,6 +45,7 @@ def last_worker_cpus() -> frozenset | None:
 
 
 def _sched_getcpu():
+    """glibc's sched_getcpu as a ctypes function, or None where there is none."""
     try:
         getcpu = ctypes.CDLL(None, use_errno=True).sched_getcpu
     except (OSError, AttributeError):

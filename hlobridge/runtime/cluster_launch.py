@@ -216,11 +216,10 @@ class Executable:
         """The call's outputs as NumPy arrays of their own, as a fetch hands them to the user: on
         the calling thread straight from the buffers (straight_call.py), as row parts joined
         into new arrays, else copied from the device arrays."""
-        if self.rows is not None:
-            return list(invoke_or_raise(self.rows.call, (args,), what)[:self.n_outputs])
-        if not self.pool and self.straight is not None:
+        if self.rows is None and not self.pool and self.straight is not None:
             return invoke_or_raise(self.straight.host_copies, (args,), what)[:self.n_outputs]
-        return [np.array(to_host(r)) for r in self.launch(args, what)[:self.n_outputs]]
+        results = self.launch(args, what)[:self.n_outputs]
+        return list(results) if self.rows is not None else [np.array(to_host(r)) for r in results]
 
     def variable_args(self, values: dict, variables, reader: str) -> list:
         """The values of the variables the call reads, in argument order: those it overwrites

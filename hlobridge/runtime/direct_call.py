@@ -31,7 +31,7 @@ class DirectCall:
         self.what = what
         self.template = template  # the arguments, constants filled in, feeds None
         self.fed = fed  # (argument position, feed TensorRef)
-        # per fetch: ("out", output index) | ("value", TensorRef: a feed or constant) | None
+        # per fetch: ("out", output index) | ("feed", TensorRef) | ("constant", its value) | None
         self.fetch_from = fetch_from
 
     @classmethod
@@ -58,15 +58,17 @@ class DirectCall:
                 fetch_from.append(None)
             elif ref in outputs:
                 fetch_from.append(("out", outputs[ref]))
-            elif ref in values:
-                fetch_from.append(("value", ref))
+            elif ref in feeds:
+                fetch_from.append(("feed", ref))
+            elif ref in plan.constants:  # as `Plan.execute` hands it back
+                fetch_from.append(("constant", np.asarray(plan.constants[ref])))
             else:
                 return None
         template = [None if r in feeds else plan.constants[r] for r in launch.tensor_inputs]
         fed = [(i, r) for i, r in enumerate(launch.tensor_inputs) if r in feeds]
         return cls(exe, launch._what, template, fed, fetch_from)
 
-    def __call__(self, feeds: dict, constants: dict) -> list:
+    def __call__(self, feeds: dict) -> list:
         """The fetched values, in the plan's fetch order (None for an op fetched for effect);
         a feed or constant fetched is handed back as `Plan.execute` hands it."""
         args = self.template.copy()
@@ -79,7 +81,8 @@ class DirectCall:
                 fetched.append(None)
             elif source[0] == "out":
                 fetched.append(results[source[1]])
+            elif source[0] == "feed":
+                fetched.append(np.asarray(feeds[source[1]]))
             else:
-                ref = source[1]
-                fetched.append(np.asarray(feeds[ref] if ref in feeds else constants[ref]))
+                fetched.append(source[1])
         return fetched

@@ -69,6 +69,8 @@ class _Workers:
             threading.Thread(target=self._serve, args=(cpu, inbox), name=f"hlobridge-rows-{cpu}",
                              daemon=True).start()
             self.inbox_of[cpu] = inbox
+        # per CPU the caller may be on: the other CPUs' inboxes (asked on every split call)
+        self.others = {cpu: [inbox for c, inbox in self.inbox_of.items() if c != cpu] for cpu in cpus}
 
     def around_caller(self) -> tuple[list, set | None]:
         """The inboxes of the workers that take the other parts, and the CPUs the calling thread
@@ -79,9 +81,9 @@ class _Workers:
         scheduler cannot move it onto a worker's CPU mid-call. Where the CPU is not known, the
         caller is pinned to the first CPU and the other workers take the parts."""
         here = current_cpu()
-        if here in self.inbox_of:
-            return [inbox for cpu, inbox in self.inbox_of.items() if cpu != here], {here}
-        return [self.inbox_of[cpu] for cpu in self.cpus[1:]], {self.cpus[0]}
+        if here in self.others:
+            return self.others[here], {here}
+        return self.others[self.cpus[0]], {self.cpus[0]}
 
     @staticmethod
     def _serve(cpu: int, inbox: queue.SimpleQueue) -> None:

@@ -159,7 +159,7 @@ class Session:
         `RunOptions(profile=True)` also times each IREE dispatch (debug/profile.py)."""
         structure, feeds, plan = self._plan_for(fetches, feed_dict)
         if plan.direct and options is None and self._parallel is None:  # one call (direct_call.py)
-            return _rebuild(structure, plan.direct(feeds, plan.constants))
+            return _rebuild(structure, plan.direct(feeds))
         if plan.ran:  # the warm path: no context managers around the step
             values = self._step(plan, feeds, options, run_metadata)
             if plan.direct is None:
