@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Row parts against the thread pool: the A/B behind runtime/row_split.py.
+"""Row parts against the thread pool, and an odd batch's row cut in two against none: the A/B
+behind runtime/row_split.py and analysis/layer_cut.py.
 
     python benchmarks/row_split.py keras_mobilenetv2 bert2_infer keras_resnet50 --repeat 11
 
-For each inference workload (a case of benchmarks/models.py), two Sessions in one process on
+For each inference workload (a case of benchmarks/models.py), three Sessions in one process on
 the default device (cpu-task): one as hlobridge runs it (a large cluster whose rows stay apart
-runs its batch as row parts, one per CPU) and one with HLOBRIDGE_FLAGS --no-row-split (the whole
-batch on IREE's pool), timed in blocks in turn, alternating which goes first. The table has each
-side's median and best ms/step, their ratio (below 1: the parts are faster) and the parts each
-signature ran as ("whole": not split, and why is in the log).
+runs its batch as row parts, one per CPU; an odd batch on two CPUs as two equal parts and its
+last row cut in two between layers), one with HLOBRIDGE_FLAGS --no-row-cut (the odd row in one
+part) and one with --no-row-split (the whole batch on IREE's pool), timed in blocks in turn,
+rotating which goes first. The table has each side's median and best ms/step, the ratios
+(below 1: hlobridge's way is faster) and the parts each signature ran as ("whole": not split,
+and why is in the log; "+ a cut row": the odd row in halves).
 """
 
 from __future__ import annotations
@@ -53,17 +56,19 @@ def parts_of(sess) -> str:
         for unit in plan.units:
             for exe in getattr(unit, "executables", {}).values():
                 if exe is not None:
-                    found.append("+".join(map(str, exe.rows.sizes)) if exe.rows else "whole")
+                    found.append(("+".join(map(str, exe.rows.sizes)) + (" + a cut row" if exe.rows.piped else ""))
+                                 if exe.rows else "whole")
     return ", ".join(found) or "-"
 
 
 def measure(w, args) -> dict:
-    sessions = {"parts": started(w, ""), "pool": started(w, "--no-row-split")}
+    sessions = {"parts": started(w, ""), "uncut": started(w, "--no-row-cut"), "pool": started(w, "--no-row-split")}
     _, ms = interleaved({k: (lambda steps, s=sess: time_block(s, w, steps)) for k, sess in sessions.items()}, args)
-    parts, pool = statistics.median(ms["parts"]), statistics.median(ms["pool"])
-    return {"workload": w.name, "row parts": parts_of(sessions["parts"]),
-            "parts ms": f"{parts:.3g} ({min(ms['parts']):.3g})", "pool ms": f"{pool:.3g} ({min(ms['pool']):.3g})",
-            "parts/pool": f"{parts / pool:.2f}"}
+    mid = {k: statistics.median(v) for k, v in ms.items()}
+    row = {"workload": w.name, "row parts": parts_of(sessions["parts"])}
+    row.update({f"{k} ms": f"{mid[k]:.3g} ({min(ms[k]):.3g})" for k in sessions})
+    row.update({"parts/uncut": f"{mid['parts'] / mid['uncut']:.2f}", "parts/pool": f"{mid['parts'] / mid['pool']:.2f}"})
+    return row
 
 
 def main(argv=None) -> int:

@@ -131,6 +131,26 @@ def input_specs(graph: Graph, in_refs: list[TensorRef], shapes: dict | None) -> 
     return feeds
 
 
+def pinned_intermediates(graph: Graph, in_refs: list[TensorRef], shapes: dict | None,
+                         specs: dict) -> dict[TensorRef, TensorSpec]:
+    """Specs for the intermediate tensors among the inputs that --input-shape sizes (a model cut
+    at a layer, compiled from there): their inferred dtype with the shape given, which must fit
+    the inferred one (a `?` may be sized, a known dimension may not change)."""
+    pinned = {}
+    for name, shape in (shapes or {}).items():
+        ref = graph.tensor(name)
+        if graph.nodes[ref.node].op in GRAPH_INPUTS or ref not in specs:
+            continue  # a placeholder's shape is input_specs' (an unknown ref: check_output_indices)
+        inferred, shape = specs[ref], tuple(shape)
+        if inferred.shape is not None and (
+                len(inferred.shape) != len(shape)
+                or any(d is not None and s is not None and d != s for d, s in zip(inferred.shape, shape))):
+            raise HlobridgeError(f"--input-shape {ref}={','.join('?' if d is None else str(d) for d in shape)} "
+                                 f"does not fit the tensor's inferred shape {inferred}")
+        pinned[ref] = TensorSpec(inferred.dtype, shape)
+    return pinned
+
+
 def check_output_indices(graph: Graph, refs: list[TensorRef], flag: str, specs: dict) -> None:
     """An HlobridgeError naming `flag` for a tensor 'y:7' of a node with fewer outputs (inferred
     `specs` hold every output of a needed node), before lowering meets a missing value."""
@@ -162,6 +182,11 @@ def lower_graph(graph, *, inputs=None, outputs=None, input_shapes=None, names: d
     functions = FunctionRunner(library_of(graph), None)  # folds through If/While bodies, as TF does
     progress.report("shape inference", f"{len(needed)} ops")
     specs = infer_specs(graph, needed, feeds, functions)
+    pinned = pinned_intermediates(graph, in_refs, input_shapes, specs)
+    if pinned:  # inferred again from the shapes given, as a feed of that tensor would be
+        feeds.update(pinned)
+        needed = graph.prune([r.node for r in out_refs], feeds)  # the pinned nodes' own ops not run
+        specs = infer_specs(graph, needed, feeds, functions)
     check_output_indices(graph, in_refs, "--inputs", specs)
     check_output_indices(graph, out_refs, "--outputs", specs)
     if dump.wants("graph"):

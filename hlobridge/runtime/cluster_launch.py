@@ -40,6 +40,7 @@ from hlobridge.passes.ir.work_estimate import WORK_KEY
 from .. import dtypes, flags
 from ..analysis.batch_rows import mixing_node
 from ..analysis.const_analysis import constant_inputs
+from ..analysis.layer_cut import layer_cut
 from ..analysis.shape_inference import infer_specs
 from ..compile.backend import backend_of
 from ..compile.cache import CompileCache
@@ -57,7 +58,7 @@ from .host import dtype_name, shape_of, to_host
 from .caller_affinity import waiting_beside_the_pool
 from .module import DRIVERS, invoke_or_raise
 from .cluster_key import cluster_key_parts
-from .row_split import MAX_SPLIT_WEIGHT_BYTES, RowSplit, part_sizes, usable_cpus
+from .row_split import MAX_SPLIT_WEIGHT_BYTES, PipedRow, RowSplit, part_sizes, usable_cpus
 
 log = logging.getLogger(__name__)
 
@@ -394,37 +395,73 @@ class ClusterLaunch:
         feeds = self.feed_specs(args, dynamic=True)  # the batch `?`, as Session(dynamic_dims="batch") has it
         batched = [i for i, spec in enumerate(feeds.values()) if spec.shape and spec.shape[0] is None]
         batch = shape_of(args[batched[0]])[0] if batched else 0
-        if batch < 2 or not self._splittable(feeds):
+        specs = self._splittable(feeds) if batch >= 2 else None
+        if specs is None:
             return None
         sizes = part_sizes(batch, len(cpus))
+        rows_of = lambda n: [PlannedArg(np.dtype(a.dtype), (n, *shape_of(a)[1:])) if i in batched else a  # noqa: E731
+                             for i, a in enumerate(args)]
+        odd = len(sizes) == 2 and sizes[0] > sizes[1] and wanted.row_cut
+        piped = self._piped_row(rows_of(1), specs) if odd else None
+        if piped is not None:  # two parts of the smaller size, and the odd row in halves
+            sizes = [sizes[1]] * 2
         binaries = {}
         try:
             for n in set(sizes):
-                part = [PlannedArg(np.dtype(a.dtype), (n, *shape_of(a)[1:])) if i in batched else a
-                        for i, a in enumerate(args)]
-                binaries[n] = self._build(part, background=False).result().vmfb
+                binaries[n] = self._build(rows_of(n), background=False).result().vmfb
         except HlobridgeError as e:
             log.info("cluster %s: batch %d not split into rows (%s)", self.name, batch, e)
             return None
-        log.info("cluster %s: batch %d runs as row parts %s, one per CPU", self.name, batch, sizes)
         parts = [Executable(binaries[n], "cpu", len(self.outputs), self.resources).straight for n in sizes]
         if any(part is None for part in parts):  # an IREE whose invoker is laid out otherwise
             return None
-        return RowSplit(parts, sizes, batched)
+        log.info("cluster %s: batch %d runs as row parts %s%s, one per CPU", self.name, batch, sizes,
+                 " and a row cut in two" if piped else "")
+        return RowSplit(parts, sizes, batched, piped)
 
-    def _splittable(self, feeds: dict) -> bool:
-        """Whether no op of the cluster lets a row of the batch (the `?` of `feeds`) see another,
-        every output is laid out one row per example (analysis/batch_rows.py), and its constants
-        are at most MAX_SPLIT_WEIGHT_BYTES (every part reads them all)."""
+    def _piped_row(self, row: list, specs: dict) -> PipedRow | None:
+        """An odd batch's last row as two calls (runtime/row_split.py), the cluster cut between
+        its layers (analysis/layer_cut.py); None where no cut is found or a half fails to
+        compile. `row`: the arguments of one row; `specs`: the cluster's with a `?` batch."""
+        cut = layer_cut(self.graph, self.nodes, self.tensor_inputs, self.outputs, specs)
+        if cut is None:
+            return None
+        at = {r: i for i, r in enumerate(self.tensor_inputs)}
+        cut_row = PlannedArg(np.dtype(specs[cut.cut].dtype), (1, *specs[cut.cut].shape[1:]))
+        halves = []
+        try:
+            for part, nodes, inputs, outputs, half_args in (
+                    ("a", cut.first, cut.first_inputs, [cut.cut], [row[at[r]] for r in cut.first_inputs]),
+                    ("b", cut.second, cut.second_inputs, self.outputs,
+                     [cut_row, *(row[at[r]] for r in cut.second_inputs[1:])])):
+                half = ClusterLaunch(self.graph, Cluster(f"{self.name}_row_{part}", self.cluster.device, nodes,
+                                                         inputs, outputs), specs, self.config, self.state,
+                                     functions=self.functions)
+                vmfb = half._build(half_args, background=False).result().vmfb
+                halves.append(Executable(vmfb, "cpu", len(outputs), []).straight)
+        except HlobridgeError as e:
+            log.info("cluster %s: the odd row not cut at %s (%s)", self.name, cut.cut, e)
+            return None
+        if None in halves:
+            return None
+        return PipedRow(*halves, [at[r] for r in cut.first_inputs], [at[r] for r in cut.second_inputs[1:]])
+
+    def _splittable(self, feeds: dict) -> dict | None:
+        """The cluster's specs for `feeds` (a `?` batch) where no op of the cluster lets a row
+        of the batch see another, every output is laid out one row per example
+        (analysis/batch_rows.py), and its constants are at most MAX_SPLIT_WEIGHT_BYTES (every
+        part reads them all); else None."""
         try:
             specs = infer_specs(self.graph, set(self.nodes), {**feeds, **self.resource_specs}, self.functions)
         except HlobridgeError:
-            return False
+            return None
         if any(not specs[r].shape or specs[r].shape[0] is not None for r in self.outputs):
-            return False
+            return None
         weights = sum(math.prod(s.shape) * np.dtype(s.dtype).itemsize for r, s in specs.items()
                       if self.graph.nodes[r.node].op == "Const" and s.is_static and not isinstance(s.dtype, str))
-        return weights <= MAX_SPLIT_WEIGHT_BYTES and mixing_node(self.graph, self.nodes, specs, self.outputs) is None
+        if weights > MAX_SPLIT_WEIGHT_BYTES or mixing_node(self.graph, self.nodes, specs, self.outputs) is not None:
+            return None
+        return specs
 
     def _is_dynamic(self, key: tuple) -> bool:
         return any(None in shape for _, shape in key[:len(self.tensor_inputs)])

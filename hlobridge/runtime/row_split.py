@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -112,16 +113,30 @@ def workers() -> _Workers:
         return _workers
 
 
+@dataclass
+class PipedRow:
+    """The last row of an odd batch on two CPUs, as two calls cut between layers
+    (analysis/layer_cut.py): `first` computes the cut from the cluster's arguments at
+    `first_args`, `second` the outputs from the cut and the arguments at `second_args`."""
+
+    first: StraightCall
+    second: StraightCall
+    first_args: list[int]
+    second_args: list[int]
+
+
 class RowSplit:
     """A signature's call as parts: `parts[i]` (a part executable's StraightCall, each with a VM
     context of its own) takes the next `sizes[i]` rows of the inputs at `batched` positions and
-    every other input whole."""
+    every other input whole; with a `piped` row, the batch's last row runs as its two halves,
+    the first on the calling thread before part 0, the second on the worker after part 1."""
 
-    def __init__(self, parts: list, sizes: list[int], batched: list[int]):
+    def __init__(self, parts: list, sizes: list[int], batched: list[int], piped: PipedRow | None = None):
         self.parts = parts
         self.sizes = sizes
         self.starts = np.cumsum([0, *sizes]).tolist()
         self.batched = set(batched)
+        self.piped = piped
         self.lock = threading.Lock()  # one split call at a time: each part's VM context is not shared
 
     def _prepare(self, i: int, args: list) -> tuple:
@@ -143,6 +158,8 @@ class RowSplit:
         arguments and made its results' arrays)."""
         inboxes, pin = workers().around_caller()
         args = [np.asarray(to_host(a)) if j in self.batched else a for j, a in enumerate(args)]
+        if self.piped is not None and inboxes:
+            return self._call_piped(args, inboxes[0], pin)
         n = len(self.parts)
         prepared: list = [None] * n
         with self.lock:
@@ -164,5 +181,47 @@ class RowSplit:
             for ok, value in outcomes:
                 if not ok:
                     raise value
-        views = [StraightCall.result_views(p) for p in prepared]
-        return tuple(np.concatenate([read_only_view(v[k]) for v in views]) for k in range(len(views[0])))
+        return _joined([StraightCall.result_views(p) for p in prepared])
+
+    def _call_piped(self, args: list, inbox: queue.SimpleQueue, pin: set | None) -> tuple:
+        """Two equal parts and the last row piped: this thread runs the row's first half, then
+        part 0; the worker part 1, then the row's second half on the cut this thread handed it
+        (long since, as the first half is the shorter call). Each CPU does half a row more."""
+        piped, row = self.piped, self.starts[-1]
+        last = lambda j: args[j][row:row + 1] if j in self.batched else args[j]  # noqa: E731
+        cut: queue.SimpleQueue = queue.SimpleQueue()
+
+        def worker_side(part):
+            self.parts[1].invoke(part)
+            first = cut.get()
+            if first is None:
+                return None  # the first half failed on the calling thread, which raises it
+            second = piped.second.prepare([first, *(last(j) for j in piped.second_args)])
+            piped.second.invoke(second)
+            return second
+
+        with self.lock:
+            done: queue.SimpleQueue = queue.SimpleQueue()
+            theirs = self._prepare(1, args)
+            inbox.put((worker_side, theirs, done))
+            handed = False
+            try:
+                first = piped.first.prepare([last(j) for j in piped.first_args])
+                mine = self._prepare(0, args)
+                with on_cpus(pin):
+                    piped.first.invoke(first)
+                    cut.put(read_only_view(StraightCall.result_views(first)[0]))
+                    handed = True
+                    self.parts[0].invoke(mine)
+            finally:
+                if not handed:
+                    cut.put(None)
+                ok, second = done.get()
+            if not ok:
+                raise second
+        return _joined([StraightCall.result_views(p) for p in (mine, theirs, second)])
+
+
+def _joined(views: list) -> tuple:
+    """Each output the parts' outputs (buffer views, in row order) joined along axis 0."""
+    return tuple(np.concatenate([read_only_view(v[k]) for v in views]) for k in range(len(views[0])))

@@ -60,6 +60,17 @@ def test_binary_graph_and_selected_outputs(small_graph, tmp_path):
     np.testing.assert_array_equal(m.main(np.ones((2, 3), np.float32)), np.tile([1, -2, 0.5], (2, 1)))
 
 
+def test_a_model_compiled_from_an_intermediate_tensor_takes_the_shape_given(small_graph, tmp_path):
+    """--inputs mul:0 --input-shape mul:0=2,3: the module starts at that layer with that shape
+    (it was left `?`, the placeholder's, and the shape given was ignored)."""
+    out = tmp_path / "tail.vmfb"
+    assert compile_cli.main([str(small_graph / "g.pbtxt"), "-o", str(out), "--inputs", "mul:0",
+                             "--input-shape", "mul:0=2,3", "--outputs", "y:0"]) == 0
+    m = hlobridge.runtime.load(out)
+    assert m.input_names == ["mul:0"] and m.functions["main"].signature.inputs[0][1].shape == (2, 3)
+    np.testing.assert_array_equal(m.main(np.array([[1, -2, 3], [-1, 0, 5]], np.float32)), [[1, 0, 3], [0, 0, 5]])
+
+
 @pytest.mark.parametrize("args,error", [
     ([np.ones((4, 3), np.float32)], "main() takes 2 input(s) (x:0, k:0), got 1"),
     ([np.ones((5, 3), np.float32), np.ones(2, np.int32)], "input 'x:0': expected shape [4, 3], got [5, 3]"),
@@ -133,6 +144,8 @@ def test_cross_compiled_aarch64_refuses_to_load_here(small_graph, tmp_path):
     (["{graph}", "-o", "x.vmfb", "--input-shape", "x=4,3", "--target", "cuda", "--cuda-arch", "hopper"],
      "--cuda-arch must look like sm_80"),
     (["{graph}", "-o", "x.vmfb", "--input-shape", "x=?,3,?"], "does not fit the placeholder's shape"),
+    (["{graph}", "-o", "x.vmfb", "--inputs", "mul:0", "--input-shape", "mul:0=2,4", "--outputs", "y:0"],
+     "--input-shape mul:0=2,4 does not fit the tensor's inferred shape float32[?,3]"),
     # found by tools/fuzz_graphs.py: an intermediate --inputs tensor the outputs do not read was a KeyError
     (["{graph}", "-o", "x.vmfb", "--input-shape", "x=4,3", "--inputs", "x,mul:0", "--outputs", "k2:0"],
      "input(s) mul:0 are not read by the outputs (k2:0); leave them out of --inputs"),

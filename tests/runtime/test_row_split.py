@@ -98,6 +98,28 @@ def test_cnn_batch_is_split_and_matches_tensorflow(hlobridge_flags, shared_graph
         assert b.flags.writeable and not np.shares_memory(a, b)  # the user's own arrays
 
 
+def test_cnn_odd_batch_with_a_row_cut_in_two_matches_the_whole_call(hlobridge_flags, shared_graphs):
+    """TensorFlow's small CNN at batch 5 (its batch 4 and the first image again): two parts of
+    2 rows and the fifth row in halves, cut after a batch norm (analysis/layer_cut.py), gives
+    the numbers of the whole call and, for the rows TF ran, TF's."""
+    case = Case.load(shared_graphs / "cnn_infer_bn")
+    run = case.meta["runs"][0]
+    (name, key), = run["feeds"].items()
+    x = case.array(key)
+    feeds = {name: np.concatenate([x, x[:1]])}
+    fetches = list(run["expected"])
+    hlobridge_flags(SPLIT)
+    split = Session(case.graph_path)
+    got = split.run(fetches, feeds)
+    assert splits(split) == [[2, 2]] and piped(split) == [True]
+    hlobridge_flags(SPLIT + " --no-row-split")
+    whole = Session(case.graph_path).run(fetches, feeds)
+    for fetch, a, b in zip(fetches, got, whole):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(a[:4], case.array(run["expected"][fetch]), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(a[4], a[0], rtol=1e-5, atol=1e-6)  # the cut row is the first image
+
+
 def test_the_caller_keeps_its_cpu_and_the_workers_of_the_others_take_the_parts(monkeypatch):
     pool = row_split._Workers([0, 1])
     monkeypatch.setattr(row_split, "current_cpu", lambda: 1)
@@ -108,9 +130,45 @@ def test_the_caller_keeps_its_cpu_and_the_workers_of_the_others_take_the_parts(m
     assert pool.around_caller() == ([pool.inbox_of[1]], {0})
 
 
-def test_an_odd_batch_splits_into_unequal_parts(hlobridge_flags):
+def piped(sess: Session) -> list:
+    """Whether each split signature runs its odd batch's last row in two halves."""
+    return [exe.rows.piped is not None for plan in sess._plans.values() for unit in plan.units
+            for exe in getattr(unit, "executables", {}).values() if exe is not None and exe.rows is not None]
+
+
+def test_an_odd_batch_splits_into_equal_parts_and_a_row_cut_in_two(hlobridge_flags):
+    """Batch 5 on two CPUs: 2 + 2 rows, and the fifth row's first half (the MatMul, half the
+    work) on the calling thread before its rows, its second half on the worker after its rows."""
     hlobridge_flags(SPLIT)
+    sess = run_dense(0, 5)  # checked against NumPy
+    assert splits(sess) == [[2, 2]] and piped(sess) == [True]
+    for batch in (3, 7):  # another signature each, the same way
+        x = np.random.default_rng(batch).standard_normal((batch, 16)).astype(np.float32)
+        np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, False), rtol=1e-5, atol=1e-5)
+    assert splits(sess) == [[2, 2], [1, 1], [3, 3]] and piped(sess) == [True] * 3
+    hlobridge_flags(SPLIT + " --no-row-cut")
     assert splits(run_dense(0, 5)) == [[3, 2]]
+
+
+@pytest.mark.parametrize("half", ["first", "second"])
+def test_a_failing_half_of_the_cut_row_raises_and_the_next_call_runs(hlobridge_flags, half):
+    """A half that fails (an IREE error in it: here its invoke made to raise) fails the call
+    with that error, on the calling thread's half or the worker's; the worker waits for no cut
+    that will not come, and the next call runs."""
+    hlobridge_flags(SPLIT)
+    sess = run_dense(7, 5)
+    (rows,) = [exe.rows for plan in sess._plans.values() for unit in plan.units
+               for exe in unit.executables.values()]
+    call = getattr(rows.piped, half)
+
+    def failing(prepared):
+        raise RuntimeError(f"the {half} half failed")
+    call.invoke = failing
+    x = np.random.default_rng(8).standard_normal((5, 16)).astype(np.float32)
+    with pytest.raises(Exception, match=f"the {half} half failed"):
+        sess.run("y:0", {"x:0": x})
+    del call.invoke  # the class's own again
+    np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, False), rtol=1e-5, atol=1e-5)
 
 
 def test_a_cluster_that_mixes_rows_runs_whole(hlobridge_flags):
