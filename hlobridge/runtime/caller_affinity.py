@@ -25,12 +25,12 @@ from .. import flags
 WORKER_PREFIX = "iree-worker-"
 
 
-def last_worker_cpus() -> frozenset | None:
-    """The CPUs IREE's highest-numbered pool worker is pinned to, if it is pinned to fewer CPUs
-    than the calling thread may use (None: no workers found, not pinned, or no affinity calls)."""
+def pool_workers() -> dict[int, frozenset]:
+    """{worker number: its CPUs} of IREE's pool threads in this process (empty: none found, or
+    no affinity calls here)."""
+    workers: dict[int, frozenset] = {}
     if not hasattr(os, "sched_getaffinity"):
-        return None
-    workers = {}
+        return workers
     for task in Path("/proc/self/task").glob("*"):
         try:
             name = (task / "comm").read_text().strip()
@@ -38,23 +38,30 @@ def last_worker_cpus() -> frozenset | None:
                 workers[int(name[len(WORKER_PREFIX):])] = frozenset(os.sched_getaffinity(int(task.name)))
         except (OSError, ValueError):
             continue  # a thread that ended meanwhile
+    return workers
+
+
+def settled(workers: dict[int, frozenset]) -> bool:
+    """Whether the workers have pinned themselves: each to CPUs of its own. A worker starts with
+    the CPUs of the thread that made it and pins itself when it first runs, so a look just after
+    the pool's first call can find the last one still on another worker's CPU (a pool made from a
+    thread pinned to CPU 0: worker 1 on CPU 0 for a moment)."""
+    seen: set = set()
+    for cpus in workers.values():
+        if seen & cpus:
+            return False
+        seen |= cpus
+    return bool(workers)
+
+
+def last_worker_cpus(workers: dict[int, frozenset] | None = None) -> frozenset | None:
+    """The CPUs IREE's highest-numbered pool worker is pinned to, if it is pinned to fewer CPUs
+    than the calling thread may use (None: no workers found, not pinned, or no affinity calls)."""
+    workers = pool_workers() if workers is None else workers
     if not workers:
         return None
     cpus = workers[max(workers)]
     return cpus if cpus < os.sched_getaffinity(0) else None
-
-
-def _sched_getcpu():
-    """glibc's sched_getcpu as a ctypes function, or None where there is none."""
-    try:
-        getcpu = ctypes.CDLL(None, use_errno=True).sched_getcpu
-    except (OSError, AttributeError):
-        return None  # not glibc/Linux
-    getcpu.restype, getcpu.argtypes = ctypes.c_int, []
-    return getcpu
-
-
-_GETCPU = _sched_getcpu()
 
 
 def current_cpu() -> int | None:
@@ -67,10 +74,14 @@ def current_cpu() -> int | None:
 
 
 class _Pool:
-    """What was found, once: the pool's workers exist after its first call and live as long as
-    the process's device."""
-    looked = False
+    """What was found: the pool's workers exist after its first call and live as long as the
+    process's device. Looked for after each pool call until they are found settled, at most
+    MAX_LOOKS times (reading /proc costs about 100 us)."""
+    looks = 0
     cpus: frozenset | None = None
+
+
+MAX_LOOKS = 8
 
 
 @contextmanager
@@ -95,12 +106,15 @@ def on_cpus(cpus):
 def waiting_beside_the_pool(driver: str):
     """Run the body (a call into a module on IREE `driver`) with the calling thread on the
     pool's last worker's CPUs, then give it back its own; only for local-task, the pool. The
-    first call runs as it is and finds them."""
+    first call runs as it is and finds them (calls go on as they are until they are settled)."""
     pool = driver == "local-task"
     cpus = _Pool.cpus if pool and flags.from_environment().pin_waiting_thread else None
     try:
         with on_cpus(cpus):
             yield
     finally:
-        if pool and not _Pool.looked:
-            _Pool.cpus, _Pool.looked = last_worker_cpus(), True
+        if pool and _Pool.looks < MAX_LOOKS:
+            workers = pool_workers()
+            ready = settled(workers)  # else not pinned yet: look again after the next call
+            _Pool.cpus = last_worker_cpus(workers) if ready else None
+            _Pool.looks = MAX_LOOKS if ready else _Pool.looks + 1

@@ -424,7 +424,7 @@ class ClusterLaunch:
         its layers (analysis/layer_cut.py); None where no cut is found or a half fails to
         compile. `row`: the arguments of one row; `specs`: the cluster's with a `?` batch."""
         cut = layer_cut(self.graph, self.nodes, self.tensor_inputs, self.outputs, specs)
-        if cut is None:
+        if cut is None or None in specs[cut.cut].shape[1:]:  # a row of the cut: a static shape
             return None
         at = {r: i for i, r in enumerate(self.tensor_inputs)}
         cut_row = PlannedArg(np.dtype(specs[cut.cut].dtype), (1, *specs[cut.cut].shape[1:]))
@@ -437,6 +437,8 @@ class ClusterLaunch:
                 half = ClusterLaunch(self.graph, Cluster(f"{self.name}_row_{part}", self.cluster.device, nodes,
                                                          inputs, outputs), specs, self.config, self.state,
                                      functions=self.functions)
+                if part == "b" and 0 in half.value_inputs:
+                    return None  # the second half would read the cut as a constant: its values, per call
                 vmfb = half._build(half_args, background=False).result().vmfb
                 halves.append(Executable(vmfb, "cpu", len(outputs), []).straight)
         except HlobridgeError as e:
