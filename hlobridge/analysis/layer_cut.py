@@ -45,13 +45,20 @@ class LayerCut:
     share: float
 
 
-def node_work(graph: Graph, name: str, specs: dict) -> int:
-    """A node's estimated work (a `?` dimension counted as 1: the halves are compared per row)."""
+def _dims(spec) -> list[int] | None:
+    """A spec's shape with a `?` dimension counted as 1 (None: no spec, or an unknown rank)."""
+    if spec is None or spec.shape is None:
+        return None
+    return [1 if d is None else d for d in spec.shape]
+
+
+def node_work(graph: Graph, name: str, specs: dict, outs: list | None = None) -> int:
+    """A node's estimated work, per row of a `?` batch (the halves are compared per row).
+    `outs`: the specs of its outputs, if the caller has them at hand."""
     node = graph.nodes[name]
-    outs = [s for r, s in specs.items() if r.node == name]
-    dims = lambda s: [1 if d is None else d for d in s.shape] if s is not None and s.shape is not None else None  # noqa: E731
-    out = sum(math.prod(dims(s)) for s in outs if dims(s) is not None)
-    ins = [dims(specs.get(r)) for r in node.inputs]
+    outs = [s for r, s in specs.items() if r.node == name] if outs is None else outs
+    out = sum(math.prod(d) for d in map(_dims, outs) if d is not None)
+    ins = [_dims(specs.get(r)) for r in node.inputs]
     per_output = None
     if node.op in ("Conv2D", "Conv3D") and len(ins) > 1 and ins[1]:
         per_output = math.prod(ins[1][:-1])  # filter [..., in, out]: every input channel
@@ -70,13 +77,16 @@ def layer_cut(graph: Graph, nodes: list[str], inputs: list[TensorRef], outputs: 
     nearest half its work, or None: no single tensor of one row per example crosses between
     MIN_SHARE and 1 - MIN_SHARE of the work. `specs` are the cluster's, with a `?` batch."""
     members = set(nodes)
+    outputs_of: dict[str, list[TensorRef]] = {name: [] for name in nodes}
+    for r in specs:
+        if r.node in outputs_of:
+            outputs_of[r.node].append(r)
     varying: list[str] = []  # nodes computed from the inputs, in order
     computed = set(inputs)
     for name in nodes:
-        node = graph.nodes[name]
-        if any(r in computed for r in node.inputs):
+        if any(r in computed for r in graph.nodes[name].inputs):
             varying.append(name)
-            computed.update(r for r in specs if r.node == name)
+            computed.update(outputs_of[name])
     position = {name: p for p, name in enumerate(varying)}
     last_read: dict[TensorRef, float] = {}
     produced: dict[str, list[TensorRef]] = {name: [] for name in varying}
@@ -89,7 +99,7 @@ def layer_cut(graph: Graph, nodes: list[str], inputs: list[TensorRef], outputs: 
     for r in last_read:
         if r.node in produced:
             produced[r.node].append(r)
-    work = [node_work(graph, name, specs) for name in varying]
+    work = [node_work(graph, name, specs, [specs[r] for r in outputs_of[name]]) for name in varying]
     total = sum(work) or 1
     live: set[TensorRef] = set()
     done, best = 0, None

@@ -64,6 +64,19 @@ def last_worker_cpus(workers: dict[int, frozenset] | None = None) -> frozenset |
     return cpus if cpus < os.sched_getaffinity(0) else None
 
 
+def _sched_getcpu():
+    """glibc's sched_getcpu as a ctypes function, or None where there is none."""
+    try:
+        getcpu = ctypes.CDLL(None, use_errno=True).sched_getcpu
+    except (OSError, AttributeError):
+        return None  # not glibc/Linux
+    getcpu.restype, getcpu.argtypes = ctypes.c_int, []
+    return getcpu
+
+
+_GETCPU = _sched_getcpu()
+
+
 def current_cpu() -> int | None:
     """The CPU the calling thread runs on now (glibc's sched_getcpu, 0.1 us), or None where it
     cannot be known."""
