@@ -444,6 +444,10 @@ class ClusterLaunch:
         except HlobridgeError as e:
             log.info("cluster %s: the odd row not cut at %s (%s)", self.name, cut.cut, e)
             return None
+        except Exception as e:  # noqa: BLE001 (a bug here must not fail the user's run: the row stays whole)
+            log.warning("cluster %s: the odd row not cut at %s (%s: %s; please report it)", self.name, cut.cut,
+                        type(e).__name__, e)
+            return None
         if None in halves:
             return None
         return PipedRow(*halves, [at[r] for r in cut.first_inputs], [at[r] for r in cut.second_inputs[1:]])

@@ -150,6 +150,17 @@ def test_an_odd_batch_splits_into_equal_parts_and_a_row_cut_in_two(hlobridge_fla
     assert splits(run_dense(0, 5)) == [[3, 2]]
 
 
+def test_a_cut_that_cannot_be_made_leaves_the_odd_row_in_a_part(hlobridge_flags, monkeypatch, caplog):
+    """The cut is an optimization: a half that fails to be made, even by a bug, leaves 3 + 2
+    parts and the right numbers, with a warning in the log."""
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug in making a half")
+    monkeypatch.setattr(cluster_launch, "Cluster", broken)
+    hlobridge_flags(SPLIT)
+    assert splits(run_dense(9, 5)) == [[3, 2]]  # checked against NumPy
+    assert "a bug in making a half" in caplog.text
+
+
 @pytest.mark.parametrize("half", ["first", "second"])
 def test_a_failing_half_of_the_cut_row_raises_and_the_next_call_runs(hlobridge_flags, half):
     """A half that fails (an IREE error in it: here its invoke made to raise) fails the call
