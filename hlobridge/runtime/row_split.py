@@ -158,8 +158,8 @@ class RowSplit:
         arguments and made its results' arrays)."""
         inboxes, pin = workers().around_caller()
         args = [np.asarray(to_host(a)) if j in self.batched else a for j, a in enumerate(args)]
-        if self.piped is not None and inboxes:
-            return self._call_piped(args, inboxes[0], pin)
+        if self.piped is not None:
+            return self._call_piped(args, inboxes[0] if inboxes else None, pin)
         n = len(self.parts)
         prepared: list = [None] * n
         with self.lock:
@@ -183,10 +183,12 @@ class RowSplit:
                     raise value
         return _joined([StraightCall.result_views(p) for p in prepared])
 
-    def _call_piped(self, args: list, inbox: queue.SimpleQueue, pin: set | None) -> tuple:
+    def _call_piped(self, args: list, inbox: queue.SimpleQueue | None, pin: set | None) -> tuple:
         """Two equal parts and the last row piped: this thread runs the row's first half, then
         part 0; the worker part 1, then the row's second half on the cut this thread handed it
-        (long since, as the first half is the shorter call). Each CPU does half a row more."""
+        (long since, as the first half is the shorter call). Each CPU does half a row more.
+        Without a worker of another CPU (`inbox` None: the process's CPUs narrowed since the
+        split was made), this thread runs the worker's side too, as `call` runs every part."""
         piped, row = self.piped, self.starts[-1]
         last = lambda j: args[j][row:row + 1] if j in self.batched else args[j]  # noqa: E731
         cut: queue.SimpleQueue = queue.SimpleQueue()
@@ -203,7 +205,8 @@ class RowSplit:
         with self.lock:
             done: queue.SimpleQueue = queue.SimpleQueue()
             theirs = self._prepare(1, args)
-            inbox.put((worker_side, theirs, done))
+            if inbox is not None:
+                inbox.put((worker_side, theirs, done))
             handed = False
             try:
                 first = piped.first.prepare([last(j) for j in piped.first_args])
@@ -213,10 +216,14 @@ class RowSplit:
                     cut.put(read_only_view(StraightCall.result_views(first)[0]))
                     handed = True
                     self.parts[0].invoke(mine)
+                    if inbox is None:
+                        outcome = (True, worker_side(theirs))
             finally:
                 if not handed:
                     cut.put(None)
-                ok, second = done.get()
+                if inbox is not None:  # the worker's side ends before its contexts are used again
+                    outcome = done.get()
+            ok, second = outcome
             if not ok:
                 raise second
         return _joined([StraightCall.result_views(p) for p in (mine, theirs, second)])

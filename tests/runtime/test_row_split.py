@@ -150,6 +150,21 @@ def test_an_odd_batch_splits_into_equal_parts_and_a_row_cut_in_two(hlobridge_fla
     assert splits(run_dense(0, 5)) == [[3, 2]]
 
 
+def test_a_cut_row_with_no_other_cpu_left_runs_whole_on_the_caller(hlobridge_flags, monkeypatch):
+    """The process's CPUs narrowed after the split was made (no worker of another CPU): the
+    calling thread runs both parts and both halves, and every row comes back."""
+    hlobridge_flags(SPLIT)
+    sess = run_dense(10, 5)
+    assert piped(sess) == [True]
+
+    class NoOtherCpu:
+        def around_caller(self):
+            return [], None
+    monkeypatch.setattr(row_split, "workers", NoOtherCpu)
+    x = np.random.default_rng(11).standard_normal((5, 16)).astype(np.float32)
+    np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, False), rtol=1e-5, atol=1e-5)
+
+
 def test_a_cut_that_cannot_be_made_leaves_the_odd_row_in_a_part(hlobridge_flags, monkeypatch, caplog):
     """The cut is an optimization: a half that fails to be made, even by a bug, leaves 3 + 2
     parts and the right numbers, with a warning in the log."""
