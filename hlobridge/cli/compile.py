@@ -62,7 +62,8 @@ def parse_arguments(argv=None) -> argparse.Namespace:
                         "dispatch formation) or none (one dispatch per op) (default: %(default)s)")
     p.add_argument("--data-tiling", default=CompileOptions.data_tiling, choices=DATA_TILING,
                    help="IREE's data tiling (matmul operands packed for the CPU): auto turns it on "
-                        "where weights are constants (default: %(default)s)")
+                        "where weights are constants; ahead packs constant weights at compile time, into "
+                        "the module, instead of when it is loaded (default: %(default)s)")
     p.add_argument("--no-fold-batch-norm", dest="fold_batch_norm", action="store_false",
                    help="leave inference batch norms as their own ops (by default their per-channel "
                         "scale and shift fold into the convolution's weights: faster, rounded once)")

@@ -25,7 +25,7 @@ from ..debug import progress
 from ..debug.dump import Dumper
 from ..errors import CompileError, FusionFallbackWarning
 from . import gpu_kernels, iree_stats
-from .options import DATA_TILING_FLAG, OPTIONAL_CPU_FLAGS, CompileOptions
+from .options import DATA_TILING_FLAG, OPTIONAL_CPU_FLAGS, TILING_FLAGS, CompileOptions
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +113,8 @@ def _iree_compile(source: str | bytes, options: CompileOptions, extra: list[str]
         except CompilerToolError as e:
             raise CompileError(f"IREE failed to compile for {options.target}:\n{_short_diagnostics(str(e))}") from None
 
-    if DATA_TILING_FLAG in extra and _has_static_batched_dot(source):
-        extra = [f for f in extra if f != DATA_TILING_FLAG]
+    if set(TILING_FLAGS) & set(extra) and _has_static_batched_dot(source):
+        extra = [f for f in extra if f not in TILING_FLAGS]
     if (DATA_TILING_FLAG not in extra or options.target != "llvm-cpu") and isinstance(source, str):
         source = drop_pack_barriers(source)  # (they are for the CPU's packing dispatches)
     try:

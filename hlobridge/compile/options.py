@@ -20,8 +20,12 @@ BACKENDS = ("iree", "xla", "auto")
 # runs on A100 natively and on H100/H200 through the driver's PTX JIT.
 DEFAULT_CUDA_ARCH = "sm_80"
 # Portable CPU defaults: "host" tunes for this machine; cross triples for AOT elsewhere.
-DATA_TILING = ("auto", "on", "off")
+DATA_TILING = ("auto", "on", "off", "ahead")
 DATA_TILING_FLAG = "--iree-opt-data-tiling"
+# data_tiling="ahead": constant weights packed into the tile layout at compile time, into the
+# module's read-only data, where "on" packs them when the module is loaded, into each VM
+# context's memory. Row parts (runtime/row_split.py) share one copy that way.
+AHEAD_DATA_TILING_FLAG = "--iree-global-opt-data-tiling"
 CPU_TRIPLES = {"aarch64": "aarch64-unknown-linux-gnu", "x86_64": "x86_64-unknown-linux-gnu"}
 # How much of an op's parallel loops one CPU workgroup takes, before IREE splits it among the
 # workers. IREE's default, 64, cuts the bench models' dispatches finer than two cores need; at 128
@@ -37,7 +41,8 @@ CPU_DISTRIBUTION_FLAG = "--iree-llvmcpu-distribution-size=128"
 PAD_FUSION = ("auto", "on", "off")
 PAD_FUSION_FLAG = "--iree-dispatch-creation-enable-fuse-padding-into-linalg-consumer-ops"
 # Flags a failing compile drops before giving up (compile/iree.py): IREE 3.13 fails some packs.
-OPTIONAL_CPU_FLAGS = (DATA_TILING_FLAG, PAD_FUSION_FLAG)
+OPTIONAL_CPU_FLAGS = (DATA_TILING_FLAG, AHEAD_DATA_TILING_FLAG, PAD_FUSION_FLAG)
+TILING_FLAGS = (DATA_TILING_FLAG, AHEAD_DATA_TILING_FLAG)
 
 
 @dataclass
@@ -57,7 +62,8 @@ class CompileOptions:
     # layout): "auto" turns it on for modules whose weights are constants (measured: Keras
     # ResNet50 inference 0.81x ms/step, MobileNetV2 and cnn_infer_bn unchanged) and off where
     # variables are arguments (training: IREE 3.13 fails to compile a pack dispatch of cnn_train,
-    # "large vector sizes", and the cluster would fall back to reference kernels); "on", "off".
+    # "large vector sizes", and the cluster would fall back to reference kernels); "on", "off",
+    # "ahead" (packed at compile time, AHEAD_DATA_TILING_FLAG).
     data_tiling: str = "auto"
     # Convolution padding fused into the convolution's dispatch (PAD_FUSION_FLAG), CPU only: "auto"
     # turns it on where data tiling's "auto" does (constant weights: inference, where it was
@@ -147,8 +153,8 @@ class CompileOptions:
         flags.append("--iree-input-demote-f64-to-f32=false")
         if self.data_tiling not in DATA_TILING:
             raise HlobridgeError(f"data_tiling must be one of {', '.join(DATA_TILING)}, got '{self.data_tiling}'")
-        if self.data_tiling == "on":
-            flags.append(DATA_TILING_FLAG)
+        if self.data_tiling in ("on", "ahead"):
+            flags.append(DATA_TILING_FLAG if self.data_tiling == "on" else AHEAD_DATA_TILING_FLAG)
         if self.pad_fusion not in PAD_FUSION:
             raise HlobridgeError(f"pad_fusion must be one of {', '.join(PAD_FUSION)}, got '{self.pad_fusion}'")
         if self.pad_fusion == "on" and self.target == "llvm-cpu":

@@ -249,15 +249,19 @@ class ModuleFunctions:
 
 
 class LoadedModule(ModuleFunctions):
-    """A vmfb loaded on IREE's runtime on a device. Functions are attributes (`m.main`)."""
+    """A vmfb loaded on IREE's runtime on a device. Functions are attributes (`m.main`).
 
-    def __init__(self, vmfb: bytes | os.PathLike | str, device: str = "cpu"):
+    `vm_module`: the vmfb already loaded by another LoadedModule on the same device, whose
+    memory (the module's read-only data: its constants) this one shares; each still has a VM
+    context of its own (row_split.py: the parts of a call)."""
+
+    def __init__(self, vmfb: bytes | os.PathLike | str, device: str = "cpu", vm_module=None):
         self.device = device
         self.config = config(device)
         self.driver = DRIVERS[device]
         vmfb = read_module(vmfb)
         try:
-            self.vm_module = rt.VmModule.copy_buffer(self.config.vm_instance, vmfb)
+            self.vm_module = vm_module or rt.VmModule.copy_buffer(self.config.vm_instance, vmfb)
         except (RuntimeError, ValueError) as e:
             raise HlobridgeError(f"not a loadable IREE module: {e}") from None
         self.context = rt.SystemContext(config=self.config)

@@ -30,7 +30,7 @@ def softmax_then_batched_matmul():
     return b.graph()
 
 
-@pytest.mark.parametrize("tiling", ["on", "off"])
+@pytest.mark.parametrize("tiling", ["on", "off", "ahead"])
 def test_softmax_into_batched_matmul_is_right_whether_data_tiling_is_asked_for_or_not(tiling):
     model = compile_graph(softmax_then_batched_matmul(), inputs=["x:0"], outputs=["y:0"],
                           options=CompileOptions(data_tiling=tiling))

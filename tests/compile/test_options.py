@@ -3,7 +3,8 @@
 import pytest
 
 from hlobridge import HlobridgeError
-from hlobridge.compile.options import CPU_DISTRIBUTION_FLAG, DATA_TILING_FLAG, PAD_FUSION_FLAG, CompileOptions
+from hlobridge.compile.options import (AHEAD_DATA_TILING_FLAG, CPU_DISTRIBUTION_FLAG, DATA_TILING_FLAG, PAD_FUSION_FLAG,
+                                      CompileOptions)
 
 
 def test_cpu_and_cuda_flags():
@@ -22,6 +23,14 @@ def test_data_tiling_is_decided_by_where_the_weights_are():
     assert CompileOptions(data_tiling="on").for_module(reads_variables=True).data_tiling == "on"
 
 
+def test_data_tiling_ahead_packs_weights_at_compile_time():
+    """IREE's data tiling from global optimization (weights packed into the module), never
+    with --iree-opt-data-tiling, which would override it."""
+    flags = CompileOptions(data_tiling="ahead").for_module(reads_variables=False).iree_flags()
+    assert AHEAD_DATA_TILING_FLAG in flags and DATA_TILING_FLAG not in flags
+    assert CompileOptions(data_tiling="ahead").splits_narrow_rows()  # its tiles are the host's too
+
+
 def test_pad_fusion_goes_with_constant_weights_on_the_cpu():
     assert PAD_FUSION_FLAG in CompileOptions().for_module(reads_variables=False).iree_flags()
     assert PAD_FUSION_FLAG not in CompileOptions().for_module(reads_variables=True).iree_flags()
@@ -32,7 +41,7 @@ def test_pad_fusion_goes_with_constant_weights_on_the_cpu():
 
 @pytest.mark.parametrize("options, message", [
     (CompileOptions(target="tpu"), "unknown target 'tpu'"),
-    (CompileOptions(data_tiling="yes"), "data_tiling must be one of auto, on, off"),
+    (CompileOptions(data_tiling="yes"), "data_tiling must be one of auto, on, off, ahead"),
     (CompileOptions(pad_fusion="yes"), "pad_fusion must be one of auto, on, off"),
     (CompileOptions(target="cuda", cuda_arch="hopper"), "--cuda-arch must look like sm_80"),
     (CompileOptions(target="cuda", lowering_target="tpu"), "unknown lowering target 'tpu'"),

@@ -130,6 +130,34 @@ def test_the_caller_keeps_its_cpu_and_the_workers_of_the_others_take_the_parts(m
     assert pool.around_caller() == ([pool.inbox_of[1]], {0})
 
 
+def test_one_row_parts_share_one_module_of_weights_packed_at_compile_time(hlobridge_flags, monkeypatch):
+    """Batch 2 on two CPUs: one binary of one row, its constant weights packed into the module
+    (data_tiling="ahead"), loaded once and shared by the two parts' VM contexts; batch 4's
+    2-row parts pack theirs at load, a copy per context (cluster_launch._part_options)."""
+    built, loads = [], []
+
+    def build(self, args, background, options=None):
+        built.append((args[0].shape[0], (options or self.compile_options()).data_tiling))
+        return real_build(self, args, background, options)
+
+    class Recorded(cluster_launch.LoadedModule):
+        def __init__(self, vmfb, device="cpu", vm_module=None):
+            super().__init__(vmfb, device, vm_module)
+            loads.append((self, vm_module))
+    real_build = cluster_launch.ClusterLaunch._build
+    monkeypatch.setattr(cluster_launch.ClusterLaunch, "_build", build)
+    monkeypatch.setattr(cluster_launch, "LoadedModule", Recorded)
+    hlobridge_flags(SPLIT)
+    run_dense(15, 2)  # checked against NumPy
+    assert (1, "ahead") in built
+    (first, shared), (second, given) = loads[-2:]
+    assert shared is None and given is first.vm_module  # one module, two contexts
+    assert first.functions["main"]._straight._vm_context is not second.functions["main"]._straight._vm_context
+    built.clear()
+    run_dense(16, 4)
+    assert (2, "on") in built and all(tiling != "ahead" for _, tiling in built)
+
+
 def piped(sess: Session) -> list:
     """Whether each split signature runs its odd batch's last row in two halves."""
     return [exe.rows.piped is not None for plan in sess._plans.values() for unit in plan.units
