@@ -42,7 +42,8 @@ PAD_FUSION = ("auto", "on", "off")
 PAD_FUSION_FLAG = "--iree-dispatch-creation-enable-fuse-padding-into-linalg-consumer-ops"
 # Flags a failing compile drops before giving up (compile/iree.py): IREE 3.13 fails some packs.
 OPTIONAL_CPU_FLAGS = (DATA_TILING_FLAG, AHEAD_DATA_TILING_FLAG, PAD_FUSION_FLAG)
-TILING_FLAGS = (DATA_TILING_FLAG, AHEAD_DATA_TILING_FLAG)
+TILING_FLAG_OF = {"on": DATA_TILING_FLAG, "ahead": AHEAD_DATA_TILING_FLAG}  # data_tiling -> its flag
+TILING_FLAGS = tuple(TILING_FLAG_OF.values())
 
 
 @dataclass
@@ -153,8 +154,8 @@ class CompileOptions:
         flags.append("--iree-input-demote-f64-to-f32=false")
         if self.data_tiling not in DATA_TILING:
             raise HlobridgeError(f"data_tiling must be one of {', '.join(DATA_TILING)}, got '{self.data_tiling}'")
-        if self.data_tiling in ("on", "ahead"):
-            flags.append(DATA_TILING_FLAG if self.data_tiling == "on" else AHEAD_DATA_TILING_FLAG)
+        if self.data_tiling in TILING_FLAG_OF:
+            flags.append(TILING_FLAG_OF[self.data_tiling])
         if self.pad_fusion not in PAD_FUSION:
             raise HlobridgeError(f"pad_fusion must be one of {', '.join(PAD_FUSION)}, got '{self.pad_fusion}'")
         if self.pad_fusion == "on" and self.target == "llvm-cpu":
