@@ -41,6 +41,7 @@ class Flags:
     row_split: bool = True  # runtime/row_split.py: a large inference cluster's batch split across the CPUs
     row_split_flops: int = 100_000_000  # runtime/row_split.py: the least estimated work that is split
     row_cut: bool = True  # analysis/layer_cut.py: an odd batch's last row run in two halves, one per CPU
+    row_split_trial: bool = True  # runtime/row_split.py: the parts kept only if timed faster than the pool
     compile_ahead: bool = True  # runtime/cluster_launch.py: a plan's known clusters compile side by side
     hoist_loop_reads: bool = False  # passes/graph/hoist_loop_reads.py: read-only loop variables read before the loop
 
@@ -64,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-row-split", dest="row_split", action="store_false")
     p.add_argument("--row-split-flops", dest="row_split_flops", type=_count, default=Flags.row_split_flops)
     p.add_argument("--no-row-cut", dest="row_cut", action="store_false")
+    p.add_argument("--no-row-split-trial", dest="row_split_trial", action="store_false")
     p.add_argument("--no-compile-ahead", dest="compile_ahead", action="store_false")
     p.add_argument("--hoist-loop-reads", dest="hoist_loop_reads", action="store_true")
     return p
@@ -106,7 +108,8 @@ def parse(text: str) -> Flags:
                  release_host_memory=args.release_host_memory, in_place_variables=args.in_place_variables,
                  small_cluster_flops=args.small_cluster_flops, pin_waiting_thread=args.pin_waiting_thread,
                  row_split=args.row_split, row_split_flops=args.row_split_flops, row_cut=args.row_cut,
-                 compile_ahead=args.compile_ahead, hoist_loop_reads=args.hoist_loop_reads)
+                 row_split_trial=args.row_split_trial, compile_ahead=args.compile_ahead,
+                 hoist_loop_reads=args.hoist_loop_reads)
 
 
 @cache

@@ -58,7 +58,7 @@ from .host import dtype_name, shape_of, to_host
 from .caller_affinity import waiting_beside_the_pool
 from .module import DRIVERS, LoadedModule, invoke_or_raise
 from .cluster_key import cluster_key_parts
-from .row_split import MAX_SPLIT_WEIGHT_BYTES, PipedRow, RowSplit, part_sizes, usable_cpus
+from .row_split import MAX_SPLIT_WEIGHT_BYTES, PipedRow, RowSplit, SplitTrial, part_sizes, timed, usable_cpus
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +191,7 @@ class Executable:
         self.straight = getattr(main, "_straight", None)  # IREE's call without its invoker, if any
         self.pool = self.module.driver == "local-task"  # calls wait beside the pool (caller_affinity.py)
         self.rows: RowSplit | None = None  # the call as row parts, one per CPU (row_split.py)
+        self.trial: SplitTrial | None = None  # while set, calls alternate between rows and the pool
         at = json.loads(main.reflection[VARIABLES_KEY])
         self.resource_args = [variables[i] for i in at["read"]]
         self.written = [variables[i] for i in at["written"]]
@@ -205,13 +206,9 @@ class Executable:
             else {i - first_variable for i in json.loads(aliased)}
 
     def launch(self, args: list, what: str) -> tuple:
-        """The call's results (device arrays): as row parts, beside the pool, or on this thread."""
-        if self.rows is not None:
-            return invoke_or_raise(self.rows.call, (args,), what)
-        if self.pool:
-            with waiting_beside_the_pool(self.module.driver):
-                return invoke_or_raise(self.call, (args,), what)
-        return invoke_or_raise(self.call, (args,), what)
+        """The call's results: device arrays (beside the pool, or on this thread), or arrays of
+        their own where it ran as row parts."""
+        return self._launch(args, what)[0]
 
     def fetch(self, args: list, what: str) -> list:
         """The call's outputs as NumPy arrays of their own, as a fetch hands them to the user: on
@@ -219,8 +216,42 @@ class Executable:
         into new arrays, else copied from the device arrays."""
         if self.rows is None and not self.pool and self.straight is not None:
             return invoke_or_raise(self.straight.host_copies, (args,), what)[:self.n_outputs]
-        results = self.launch(args, what)[:self.n_outputs]
-        return list(results) if self.rows is not None else [np.array(to_host(r)) for r in results]
+        results, as_parts = self._launch(args, what)
+        results = results[:self.n_outputs]
+        return list(results) if as_parts else [np.array(to_host(r)) for r in results]
+
+    def _launch(self, args: list, what: str) -> tuple[tuple, bool]:
+        """The call's results, and whether it ran as row parts."""
+        if self.rows is None:
+            return self._whole(args, what), False
+        if self.trial is None:
+            return invoke_or_raise(self.rows.call, (args,), what), True
+        return self._on_trial(args, what)
+
+    def _whole(self, args: list, what: str) -> tuple:
+        if self.pool:
+            with waiting_beside_the_pool(self.module.driver):
+                return invoke_or_raise(self.call, (args,), what)
+        return invoke_or_raise(self.call, (args,), what)
+
+    def _on_trial(self, args: list, what: str) -> tuple[tuple, bool]:
+        """A call of the trial between the row parts and the pool (row_split.SplitTrial); the
+        last one keeps the faster and ends the trial."""
+        trial = self.trial
+        with trial.lock:
+            if self.trial is None:  # ended while this thread waited for the lock
+                return self._launch(args, what)
+            as_parts = trial.pick()
+            results, seconds = timed(lambda a: invoke_or_raise(self.rows.call, (a,), what) if as_parts
+                                     else self._whole(a, what), args)
+            kept = trial.record(as_parts, seconds)
+            if kept is not None:
+                log.info("%s: row parts %s %s (%.3g ms a call against %.3g on the pool)", what,
+                         self.rows.sizes, "kept" if kept else "dropped", trial.median_ms(True), trial.median_ms(False))
+                if not kept:
+                    self.rows = None
+                self.trial = None
+        return results, as_parts
 
     def variable_args(self, values: dict, variables, reader: str) -> list:
         """The values of the variables the call reads, in argument order: those it overwrites
@@ -394,6 +425,8 @@ class ClusterLaunch:
             exe, source = None, "fallback"
         if exe is not None:
             exe.rows = self._row_split(args, exe)
+            if exe.rows is not None and flags.from_environment().row_split_trial:
+                exe.trial = SplitTrial()
         self._record(key, source, start, time.perf_counter() - start, built)
         self.executables[key] = exe
         progress.advance()

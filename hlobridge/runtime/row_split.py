@@ -20,13 +20,23 @@ Only clusters whose estimated work (passes/ir/work_estimate.py) is at least HLOB
 --row-split-flops (default 1e8: the bench models split are 0.34-1.4 Gflop, cnn_infer_bn's 6
 Mflop runs whole on the calling thread) are split, as each part costs a compile of its own and a
 hand-off to a worker; --no-row-split turns it off.
+
+Whether the parts beat the pool depends on the machine, not only on the model: on a 2-core Zen 4
+VM MobileNetV2 batch 2 ran split in 0.62 of its pool time; on a 2-core Zen 3 VM (AVX2, its
+memory shared with other tenants) in 1.16 of it, each part slowed by the other's weight
+traffic, where BERT batch 8 still ran in 0.86 (2026-11-29, one process, 25 interleaved pairs of
+blocks, medians of the pairs' ratios). No rule over the model tells these apart, so a
+`SplitTrial` times both on a signature's first calls and keeps the faster (--no-row-split-trial:
+the parts always), as XLA autotunes a convolution's algorithm on the GPU it runs on.
 """
 
 from __future__ import annotations
 
 import os
 import queue
+import statistics
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +49,12 @@ from .straight_call import StraightCall, read_only_view
 # shared cache come from memory once per part: Keras ResNet50's 102 MB ran 5% slower split
 # (10.4 against 9.9 ms at batch 2), MobileNetV2's 14 MB and the 2-layer BERT's gained.
 MAX_SPLIT_WEIGHT_BYTES = 32 << 20
+
+
+# SplitTrial: calls each way left out (the first wake the workers' threads and fill the caches),
+# then calls each way timed. Its 18 calls are 0.1 s of MobileNetV2 batch 2.
+TRIAL_WARMUP = 2
+TRIAL_CALLS = 7
 
 
 def usable_cpus() -> list[int]:
@@ -232,3 +248,40 @@ class RowSplit:
 def _joined(views: list) -> tuple:
     """Each output the parts' outputs (buffer views, in row order) joined along axis 0."""
     return tuple(np.concatenate([read_only_view(v[k]) for v in views]) for k in range(len(views[0])))
+
+
+class SplitTrial:
+    """Row parts against the pool on a signature's first calls: the two alternate (`pick`), each
+    call's time is recorded, and once both have had TRIAL_WARMUP + TRIAL_CALLS calls `record`
+    says whether the parts' median time was at most the pool's. A call of the trial holds
+    `lock`, so that concurrent calls neither race over the counts nor slow the call timed."""
+
+    def __init__(self, warmup: int = TRIAL_WARMUP, calls: int = TRIAL_CALLS):
+        self.lock = threading.Lock()
+        self.warmup = warmup
+        self.seconds: dict[bool, list[float]] = {True: [], False: []}  # split? -> timed calls
+        self.calls = {True: 0, False: 0}
+        self.per_way = warmup + calls
+
+    def pick(self) -> bool:
+        """Whether the next call runs as parts: the way with fewer calls so far, parts first."""
+        return self.calls[True] <= self.calls[False]
+
+    def record(self, split: bool, seconds: float) -> bool | None:
+        """Count a call that took `seconds`; once the trial is over, whether the parts are kept."""
+        self.calls[split] += 1
+        if self.calls[split] > self.warmup:
+            self.seconds[split].append(seconds)
+        if min(self.calls.values()) < self.per_way:
+            return None
+        return self.median_ms(True) <= self.median_ms(False)
+
+    def median_ms(self, split: bool) -> float:
+        return statistics.median(self.seconds[split]) * 1e3
+
+
+def timed(call, args) -> tuple[tuple, float]:
+    """`call(args)` and the seconds it took."""
+    start = time.perf_counter()
+    results = call(args)
+    return results, time.perf_counter() - start

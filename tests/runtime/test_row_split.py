@@ -1,24 +1,28 @@
 """A large inference cluster's batch run as row parts, one per CPU (runtime/row_split.py): split
 only where every op keeps the rows of the batch apart, each part a module of its own rows, the
-outputs joined back; the numbers are the unsplit call's. The thresholds are lowered here
+outputs joined back; the numbers are the unsplit call's; on its first calls the Session times
+the parts against the pool and keeps the faster. The thresholds are lowered here
 (HLOBRIDGE_FLAGS --row-split-flops=0, and --small-cluster-flops=0 so that the small test
-clusters are on the pool, where splitting applies)."""
+clusters are on the pool, where splitting applies), and but for the trial's own tests the
+parts are kept without a trial (--no-row-split-trial), so that every call runs as parts."""
 
 import os
 import select
 import signal
+import time
 
 import numpy as np
 import pytest
 
 from hlobridge.frontend.graph_builder import GraphBuilder
 from hlobridge.runtime import cluster_launch, row_split
-from hlobridge.runtime.row_split import part_sizes
+from hlobridge.runtime.row_split import SplitTrial, part_sizes
 from hlobridge.runtime.session import Session
 from tests.corpus import Case
 
 W = np.random.default_rng(5).standard_normal((16, 8)).astype(np.float32)
-SPLIT = "--small-cluster-flops=0 --row-split-flops=0"
+SPLIT_ON_TRIAL = "--small-cluster-flops=0 --row-split-flops=0"
+SPLIT = SPLIT_ON_TRIAL + " --no-row-split-trial"
 
 
 @pytest.fixture
@@ -223,6 +227,43 @@ def test_a_failing_half_of_the_cut_row_raises_and_the_next_call_runs(hlobridge_f
         sess.run("y:0", {"x:0": x})
     del call.invoke  # the class's own again
     np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, False), rtol=1e-5, atol=1e-5)
+
+
+def test_the_trial_alternates_the_two_ways_and_keeps_the_faster():
+    """Parts first, then the pool, in turn; the warm-up calls are not timed; the parts are kept
+    where their median is at most the pool's."""
+    for parts_s, pool_s, keep in ((2.0, 1.0, False), (1.0, 2.0, True), (1.0, 1.0, True)):
+        trial, picks, kept = SplitTrial(warmup=1, calls=3), [], None
+        while kept is None:
+            picks.append(trial.pick())
+            warm_up = len(picks) <= 2  # the first call of each way, slow (it wakes the threads)
+            kept = trial.record(picks[-1], 100.0 if warm_up else parts_s if picks[-1] else pool_s)
+        assert picks == [True, False] * 4 and kept is keep
+        assert trial.seconds == {True: [parts_s] * 3, False: [pool_s] * 3}
+
+
+@pytest.mark.parametrize("slower", ["parts", "pool"])
+def test_the_first_calls_time_the_parts_against_the_pool_and_keep_the_faster(hlobridge_flags, monkeypatch,
+                                                                             slower):
+    """The trial on a Session: the way made slower (by 20 ms a call) is dropped after the trial's
+    calls, every call's numbers right, and the calls after it run the way kept."""
+    def slowed(call):
+        def slow_call(*args):
+            time.sleep(0.02)
+            return call(*args)
+        return slow_call
+    if slower == "parts":
+        monkeypatch.setattr(row_split.RowSplit, "call", slowed(row_split.RowSplit.call))
+    else:
+        monkeypatch.setattr(cluster_launch.Executable, "_whole", slowed(cluster_launch.Executable._whole))
+    hlobridge_flags(SPLIT_ON_TRIAL)
+    sess = run_dense(12, 4)  # the first call: parts, checked against NumPy
+    (exe,) = [exe for plan in sess._plans.values() for unit in plan.units for exe in unit.executables.values()]
+    assert exe.trial is not None and exe.rows.sizes == [2, 2]
+    x = np.random.default_rng(13).standard_normal((4, 16)).astype(np.float32)
+    for _ in range(2 * (row_split.TRIAL_WARMUP + row_split.TRIAL_CALLS)):
+        np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, False), rtol=1e-5, atol=1e-5)
+    assert exe.trial is None and (exe.rows is None) == (slower == "parts")
 
 
 def test_a_cluster_that_mixes_rows_runs_whole(hlobridge_flags):
