@@ -58,7 +58,7 @@ from .host import dtype_name, shape_of, to_host
 from .caller_affinity import waiting_beside_the_pool
 from .module import DRIVERS, LoadedModule, invoke_or_raise
 from .cluster_key import cluster_key_parts
-from .row_split import MAX_SPLIT_WEIGHT_BYTES, PipedRow, RowSplit, SplitTrial, part_sizes, timed, usable_cpus
+from .row_split import MAX_SPLIT_WEIGHT_BYTES, PipedRow, RowSplit, SplitTrial, part_sizes, usable_cpus
 
 log = logging.getLogger(__name__)
 
@@ -242,9 +242,9 @@ class Executable:
             if self.trial is None:  # ended while this thread waited for the lock
                 return self._launch(args, what)
             as_parts = trial.pick()
-            results, seconds = timed(lambda a: invoke_or_raise(self.rows.call, (a,), what) if as_parts
-                                     else self._whole(a, what), args)
-            kept = trial.record(as_parts, seconds)
+            start = time.perf_counter()
+            results = invoke_or_raise(self.rows.call, (args,), what) if as_parts else self._whole(args, what)
+            kept = trial.record(as_parts, time.perf_counter() - start)
             if kept is not None:
                 log.info("%s: row parts %s %s (%.3g ms a call against %.3g on the pool)", what,
                          self.rows.sizes, "kept" if kept else "dropped", trial.median_ms(True), trial.median_ms(False))

@@ -36,7 +36,6 @@ import os
 import queue
 import statistics
 import threading
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -278,10 +277,3 @@ class SplitTrial:
 
     def median_ms(self, split: bool) -> float:
         return statistics.median(self.seconds[split]) * 1e3
-
-
-def timed(call, args) -> tuple[tuple, float]:
-    """`call(args)` and the seconds it took."""
-    start = time.perf_counter()
-    results = call(args)
-    return results, time.perf_counter() - start
