@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
+from hlobridge.compile import driver as compiler
 from hlobridge.ops.math import elementwise
-from hlobridge.debug.testing import check_op
+from hlobridge.debug.testing import check_op, single_op_graph
 
 from .cases import case, positive, randn
 
@@ -65,3 +66,22 @@ CASES += [
 @pytest.mark.parametrize("op,inputs,attrs,kw", CASES)
 def test_elementwise_matches_kernel(op, inputs, attrs, kw):
     check_op(op, inputs, attrs, **kw)
+
+
+# (no result subnormal: IREE's CPU code flushes those to zero, whatever the op)
+SPECIAL = np.array([-np.inf, -2.5, -1e-25, -0.0, 0.0, 1e-30, 1.5, 3.0, 7e12, np.inf, np.nan], np.float32)
+
+
+@pytest.mark.parametrize("exponent", elementwise.SMALL_POWERS)
+def test_pow_by_a_constant_two_or_three_multiplies_and_keeps_pows_values(exponent):
+    """x**2 and x**3 with the exponent a Const are products (no exp(y * log x)): C's pow's
+    special values (signed zeros, infinities, NaN, underflow to 0, overflow to inf), and the
+    finite values within an ulp; 3**3 is 27 exactly (exp(3 * log 3) gave 27.000002)."""
+    lowered = compiler.lower_graph(*single_op_graph("Pow", [SPECIAL, np.float32(exponent)], {}, consts=(1,))[:1],
+                                   inputs=["p0:0"], outputs=["op:0"])
+    assert "power" not in lowered.text()
+    (got,) = check_op("Pow", [SPECIAL, np.float32(exponent)], consts=(1,), rtol=1.2e-7, atol=0)
+    want = np.power(SPECIAL, np.float32(exponent))
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert got[SPECIAL == 3.0] == 3.0 ** exponent
