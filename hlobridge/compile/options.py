@@ -40,6 +40,14 @@ CPU_DISTRIBUTION_FLAG = "--iree-llvmcpu-distribution-size=128"
 # cnn_infer_bn 0.98x, Keras ResNet50 0.96x; results bit-identical (docs/performance.md).
 PAD_FUSION = ("auto", "on", "off")
 PAD_FUSION_FLAG = "--iree-dispatch-creation-enable-fuse-padding-into-linalg-consumer-ops"
+# IREE's compile-time evaluation of constant expressions (JitGlobalsPass: the hoisted initializers
+# compiled into a module of their own and run) left off: their values are computed when the
+# module loads instead, once, as the call's inputs never are. hlobridge's own constant folding
+# (passes/ir/simplify) leaves it nothing to do on the bench models (Keras MobileNetV2, ResNet50,
+# BERT-2, cnn_infer_bn: byte-identical modules either way), but where constants feed ops it does
+# not fold, IREE's JIT costs more than the compile: keras_random_ops' first cluster 15.9 -> 5.6 s
+# (`iree-compile`, 2026-11-29). Kept on for data_tiling="ahead", which packs weights through it.
+NO_CONST_EVAL_FLAG = "--iree-opt-const-eval=false"
 # Flags a failing compile drops before giving up (compile/iree.py): IREE 3.13 fails some packs.
 OPTIONAL_CPU_FLAGS = (DATA_TILING_FLAG, AHEAD_DATA_TILING_FLAG, PAD_FUSION_FLAG)
 TILING_FLAG_OF = {"on": DATA_TILING_FLAG, "ahead": AHEAD_DATA_TILING_FLAG}  # data_tiling -> its flag
@@ -156,6 +164,8 @@ class CompileOptions:
             raise HlobridgeError(f"data_tiling must be one of {', '.join(DATA_TILING)}, got '{self.data_tiling}'")
         if self.data_tiling in TILING_FLAG_OF:
             flags.append(TILING_FLAG_OF[self.data_tiling])
+        if self.data_tiling != "ahead":
+            flags.append(NO_CONST_EVAL_FLAG)
         if self.pad_fusion not in PAD_FUSION:
             raise HlobridgeError(f"pad_fusion must be one of {', '.join(PAD_FUSION)}, got '{self.pad_fusion}'")
         if self.pad_fusion == "on" and self.target == "llvm-cpu":

@@ -222,13 +222,14 @@ class Executable:
 
     def _launch(self, args: list, what: str) -> tuple[tuple, bool]:
         """The call's results, and whether it ran as row parts."""
-        if self.rows is None:
-            return self._whole(args, what), False
-        if self.trial is None:
-            return invoke_or_raise(self.rows.call, (args,), what), True
-        return self._on_trial(args, what)
+        if self.trial is not None:
+            return self._on_trial(args, what)
+        as_parts = self.rows is not None
+        return self._call(args, what, as_parts), as_parts
 
-    def _whole(self, args: list, what: str) -> tuple:
+    def _call(self, args: list, what: str, as_parts: bool) -> tuple:
+        if as_parts:
+            return invoke_or_raise(self.rows.call, (args,), what)
         if self.pool:
             with waiting_beside_the_pool(self.module.driver):
                 return invoke_or_raise(self.call, (args,), what)
@@ -243,7 +244,7 @@ class Executable:
                 return self._launch(args, what)
             as_parts = trial.pick()
             start = time.perf_counter()
-            results = invoke_or_raise(self.rows.call, (args,), what) if as_parts else self._whole(args, what)
+            results = self._call(args, what, as_parts)
             kept = trial.record(as_parts, time.perf_counter() - start)
             if kept is not None:
                 log.info("%s: row parts %s %s (%.3g ms a call against %.3g on the pool)", what,

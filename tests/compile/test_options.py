@@ -3,8 +3,8 @@
 import pytest
 
 from hlobridge import HlobridgeError
-from hlobridge.compile.options import (AHEAD_DATA_TILING_FLAG, CPU_DISTRIBUTION_FLAG, DATA_TILING_FLAG, PAD_FUSION_FLAG,
-                                      CompileOptions)
+from hlobridge.compile.options import (AHEAD_DATA_TILING_FLAG, CPU_DISTRIBUTION_FLAG, DATA_TILING_FLAG, NO_CONST_EVAL_FLAG,
+                                      PAD_FUSION_FLAG, CompileOptions)
 
 
 def test_cpu_and_cuda_flags():
@@ -29,6 +29,14 @@ def test_data_tiling_ahead_packs_weights_at_compile_time():
     flags = CompileOptions(data_tiling="ahead").for_module(reads_variables=False).iree_flags()
     assert AHEAD_DATA_TILING_FLAG in flags and DATA_TILING_FLAG not in flags
     assert CompileOptions(data_tiling="ahead").splits_narrow_rows()  # its tiles are the host's too
+
+
+def test_constant_expressions_are_computed_at_load_except_for_weights_packed_ahead():
+    """IREE's compile-time evaluation is off (it cost keras_random_ops' compile 3x), except
+    where data_tiling="ahead" needs it to pack the weights into the module."""
+    for options in (CompileOptions(), CompileOptions(target="cuda"), CompileOptions(data_tiling="on")):
+        assert NO_CONST_EVAL_FLAG in options.for_module(reads_variables=False).iree_flags()
+    assert NO_CONST_EVAL_FLAG not in CompileOptions(data_tiling="ahead").for_module(reads_variables=False).iree_flags()
 
 
 def test_pad_fusion_goes_with_constant_weights_on_the_cpu():

@@ -255,7 +255,11 @@ def test_the_first_calls_time_the_parts_against_the_pool_and_keep_the_faster(hlo
     if slower == "parts":
         monkeypatch.setattr(row_split.RowSplit, "call", slowed(row_split.RowSplit.call))
     else:
-        monkeypatch.setattr(cluster_launch.Executable, "_whole", slowed(cluster_launch.Executable._whole))
+        call = cluster_launch.Executable._call
+
+        def slow_pool(self, args, what, as_parts):
+            return (call if as_parts else slowed(call))(self, args, what, as_parts)
+        monkeypatch.setattr(cluster_launch.Executable, "_call", slow_pool)
     hlobridge_flags(SPLIT_ON_TRIAL)
     sess = run_dense(12, 4)  # the first call: parts, checked against NumPy
     (exe,) = [exe for plan in sess._plans.values() for unit in plan.units for exe in unit.executables.values()]
