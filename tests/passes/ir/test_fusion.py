@@ -26,16 +26,18 @@ from tests.corpus import Case
 MODES = ("hlobridge", "iree", "none")
 
 # Dispatches per call of one run (training: a train step) summed over its clusters, as IREE
-# 3.13 llvm-cpu counts them (--iree-scheduling-dump-statistics).
+# 3.13 llvm-cpu counts them (--iree-scheduling-dump-statistics), with the module's initializer:
+# under "none", cnn_infer_bn's and tf2_function_graph's constant expressions run there, at load
+# (compile/options.py's NO_CONST_EVAL_FLAG; 23 and 16 when IREE evaluated them while compiling).
 DISPATCHES = {
-    "cnn_infer_bn": {"hlobridge": 9, "iree": 9, "none": 23},
+    "cnn_infer_bn": {"hlobridge": 9, "iree": 9, "none": 27},
     "cnn_train": {"hlobridge": 110, "iree": 108, "none": 289},
     "control_flow_v1": {"hlobridge": 6, "iree": 6, "none": 8},
     "mlp_adam": {"hlobridge": 23, "iree": 24, "none": 141},
     "seed_linreg_ref": {"hlobridge": 6, "iree": 8, "none": 17},
     "seed_linreg_resource": {"hlobridge": 6, "iree": 8, "none": 17},
     "seed_mnist_softmax": {"hlobridge": 13, "iree": 13, "none": 42},
-    "tf2_function_graph": {"hlobridge": 8, "iree": 8, "none": 16},
+    "tf2_function_graph": {"hlobridge": 8, "iree": 8, "none": 18},
 }
 # Where IREE's own dispatch formation forms fewer dispatches than hlobridge's policy, and why.
 IREE_FEWER = {
