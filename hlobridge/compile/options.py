@@ -41,12 +41,13 @@ CPU_DISTRIBUTION_FLAG = "--iree-llvmcpu-distribution-size=128"
 PAD_FUSION = ("auto", "on", "off")
 PAD_FUSION_FLAG = "--iree-dispatch-creation-enable-fuse-padding-into-linalg-consumer-ops"
 # IREE's compile-time evaluation of constant expressions (JitGlobalsPass: the hoisted initializers
-# compiled into a module of their own and run) left off: their values are computed when the
-# module loads instead, once, as the call's inputs never are. hlobridge's own constant folding
-# (passes/ir/simplify) leaves it nothing to do on the bench models (Keras MobileNetV2, ResNet50,
-# BERT-2, cnn_infer_bn: byte-identical modules either way), but where constants feed ops it does
-# not fold, IREE's JIT costs more than the compile: keras_random_ops' first cluster 15.9 -> 5.6 s
-# (`iree-compile`, 2026-11-29). Kept on for data_tiling="ahead", which packs weights through it.
+# compiled into a module of their own and run) left off: their values are computed once, when
+# the module loads. hlobridge's own constant folding (the "simplify" stage,
+# passes/ir/constant_fold.py) leaves it nothing to do on the bench models (Keras MobileNetV2,
+# ResNet50, BERT-2, cnn_infer_bn: byte-identical modules either way), but where constants feed
+# ops it does not fold, IREE's JIT was most of the compile: keras_random_ops' first cluster
+# 15.9 -> 5.6 s (`iree-compile`, 2026-11-29). Kept on for data_tiling="ahead", which packs
+# weights through it.
 NO_CONST_EVAL_FLAG = "--iree-opt-const-eval=false"
 # Flags a failing compile drops before giving up (compile/iree.py): IREE 3.13 fails some packs.
 OPTIONAL_CPU_FLAGS = (DATA_TILING_FLAG, AHEAD_DATA_TILING_FLAG, PAD_FUSION_FLAG)
