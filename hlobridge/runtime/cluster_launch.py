@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import time
 import warnings
@@ -35,12 +34,10 @@ from hlobridge.passes.graph.mark_for_compilation import VARIABLES, Cluster
 from hlobridge.passes.ir import pipeline
 from hlobridge.passes.ir.ir_helpers import note_in_reflection, signed_functions
 from hlobridge.passes.ir.tie_variables import ALIASED_KEY, FRESH_KEY, TIED_KEY
-from hlobridge.passes.ir.work_estimate import WORK_KEY
+from hlobridge.passes.ir.work_estimate import WORK_KEY, work_in_text
 
 from .. import dtypes, flags
-from ..analysis.batch_rows import mixing_node
 from ..analysis.const_analysis import constant_inputs
-from ..analysis.layer_cut import layer_cut
 from ..analysis.shape_inference import infer_specs
 from ..compile.backend import backend_of
 from ..compile.cache import CompileCache
@@ -54,11 +51,12 @@ from ..frontend.graph import Graph, TensorRef
 from ..lowering.driver import lower_to_stablehlo
 from ..ops.backend_style import lowering_for
 from ..spec import TensorSpec
-from .host import dtype_name, shape_of, to_host
+from .host import PlannedArg, dtype_name, shape_of, to_host
 from .caller_affinity import waiting_beside_the_pool
-from .module import DRIVERS, LoadedModule, invoke_or_raise
+from .module import DRIVERS, invoke_or_raise
 from .cluster_key import cluster_key_parts
-from .row_split import MAX_SPLIT_WEIGHT_BYTES, PipedRow, RowSplit, SplitTrial, part_sizes, usable_cpus
+from .row_parts import RowParts, work_of
+from .row_split import RowSplit, SplitTrial
 
 log = logging.getLogger(__name__)
 
@@ -136,15 +134,6 @@ def _chain(future: Future, convert) -> Future:
             out.set_result(convert(f.result()))
     future.add_done_callback(done)
     return out
-
-
-@dataclass(frozen=True)
-class PlannedArg:
-    """What planning knows of an argument it has no value for: its dtype and static shape
-    (all a signature needs of an input that is not read as a constant)."""
-
-    dtype: np.dtype
-    shape: tuple
 
 
 def compile_ahead(launches: list, values: dict) -> None:
@@ -278,22 +267,6 @@ class Executable:
             variables.write(values[r], v, shared=j not in self.fresh)
 
 
-def part_calls(binaries: list[bytes]) -> list:
-    """Each part's call on local-sync, with a VM context of its own (a context is not to be
-    called from two threads at once); parts of one binary share its loaded module, and so its
-    constants: a part compiled with data_tiling="ahead" holds its packed weights there, where
-    packing them at load gives every context a copy of its own (None: a call IREE's invoker
-    does not lay out as StraightCall expects)."""
-    loaded: dict = {}
-    calls = []
-    for binary in binaries:
-        shared = loaded.get(id(binary))
-        module = LoadedModule(binary, "cpu", vm_module=shared.vm_module if shared else None)
-        loaded.setdefault(id(binary), module)
-        calls.append(module.functions["main"]._straight)
-    return calls
-
-
 def executor_device(device: str, reflection: dict) -> str:
     """Where a cluster runs: on "cpu-task", one whose estimated work (passes/ir/work_estimate.py)
     is at most HLOBRIDGE_FLAGS --small-cluster-flops runs on the calling thread ("cpu", IREE's
@@ -409,6 +382,11 @@ class ClusterLaunch:
         if key in self.executables:  # made while this thread was claiming it
             return self.executables[key]
         build, start = self.ahead.pop(key, (None, time.perf_counter()))
+        if build is None and not flags.from_environment().dump_to:  # (dumps: _compile lowers stage by stage)
+            build = self._build(args, background=True)
+        # a lowering that says how much work the module is: its row parts compile beside it
+        work = getattr(build, "work", None)
+        parts = RowParts.start(self, args, work, self._driver_of) if work is not None else None
         built = None
         try:
             exe, built = self._compile(args) if build is None else self._finish(build)
@@ -425,7 +403,9 @@ class ClusterLaunch:
                 f"{self._describe(key)}; running its ops on reference kernels. Cause: {e}"), stacklevel=5)
             exe, source = None, "fallback"
         if exe is not None:
-            exe.rows = self._row_split(args, exe)
+            if work is None:  # (found in a cache, or dumped): the loaded module says
+                parts = RowParts.start(self, args, work_of(exe.module.functions["main"].reflection), self._driver_of)
+            exe.rows = parts.finish(exe) if parts is not None else None
             if exe.rows is not None and flags.from_environment().row_split_trial:
                 exe.trial = SplitTrial()
         self._record(key, source, start, time.perf_counter() - start, built)
@@ -433,102 +413,9 @@ class ClusterLaunch:
         progress.advance()
         return exe
 
-    def _row_split(self, args: list, exe: Executable) -> RowSplit | None:
-        """This signature's call as row parts on the CPUs (row_split.py): for a cluster on the
-        pool with no variables, a batch of at least 2 rows, work of at least --row-split-flops and
-        rows kept apart by every op; else None (a part that fails to compile: None too)."""
-        cpus, wanted = usable_cpus(), flags.from_environment()
-        work = exe.module.functions["main"].reflection.get(WORK_KEY)
-        if (len(cpus) < 2 or not exe.pool or exe.backend != "iree" or exe.resource_args or exe.written
-                or self.dynamic or not wanted.row_split or work is None or int(work) < wanted.row_split_flops):
-            return None
-        feeds = self.feed_specs(args, dynamic=True)  # the batch `?`, as Session(dynamic_dims="batch") has it
-        batched = [i for i, spec in enumerate(feeds.values()) if spec.shape and spec.shape[0] is None]
-        batch = shape_of(args[batched[0]])[0] if batched else 0
-        specs = self._splittable(feeds) if batch >= 2 else None
-        if specs is None:
-            return None
-        sizes = part_sizes(batch, len(cpus))
-        rows_of = lambda n: [PlannedArg(np.dtype(a.dtype), (n, *shape_of(a)[1:])) if i in batched else a  # noqa: E731
-                             for i, a in enumerate(args)]
-        odd = len(sizes) == 2 and sizes[0] > sizes[1] and wanted.row_cut
-        piped = self._piped_row(rows_of(1), specs) if odd else None
-        if piped is not None:  # two parts of the smaller size, and the odd row in halves
-            sizes = [sizes[1]] * 2
-        binaries = {}
-        try:
-            for n in set(sizes):
-                binaries[n] = self._build(rows_of(n), background=False, options=self._part_options(n)).result().vmfb
-            parts = part_calls([binaries[n] for n in sizes])
-        except HlobridgeError as e:
-            log.info("cluster %s: batch %d not split into rows (%s)", self.name, batch, e)
-            return None
-        if any(part is None for part in parts):  # an IREE whose invoker is laid out otherwise
-            return None
-        log.info("cluster %s: batch %d runs as row parts %s%s, one per CPU", self.name, batch, sizes,
-                 " and a row cut in two" if piped else "")
-        return RowSplit(parts, sizes, batched, piped)
-
-    def _piped_row(self, row: list, specs: dict) -> PipedRow | None:
-        """An odd batch's last row as two calls (runtime/row_split.py), the cluster cut between
-        its layers (analysis/layer_cut.py); None where no cut is found or a half fails to
-        compile. `row`: the arguments of one row; `specs`: the cluster's with a `?` batch."""
-        cut = layer_cut(self.graph, self.nodes, self.tensor_inputs, self.outputs, specs)
-        if cut is None or None in specs[cut.cut].shape[1:]:  # a row of the cut: a static shape
-            return None
-        at = {r: i for i, r in enumerate(self.tensor_inputs)}
-        cut_row = PlannedArg(np.dtype(specs[cut.cut].dtype), (1, *specs[cut.cut].shape[1:]))
-        halves = []
-        try:
-            for part, nodes, inputs, outputs, half_args in (
-                    ("a", cut.first, cut.first_inputs, [cut.cut], [row[at[r]] for r in cut.first_inputs]),
-                    ("b", cut.second, cut.second_inputs, self.outputs,
-                     [cut_row, *(row[at[r]] for r in cut.second_inputs[1:])])):
-                half = ClusterLaunch(self.graph, Cluster(f"{self.name}_row_{part}", self.cluster.device, nodes,
-                                                         inputs, outputs), specs, self.config, self.state,
-                                     functions=self.functions)
-                if part == "b" and 0 in half.value_inputs:
-                    return None  # the second half would read the cut as a constant: its values, per call
-                vmfb = half._build(half_args, background=False).result().vmfb
-                halves.extend(part_calls([vmfb]))
-        except HlobridgeError as e:
-            log.info("cluster %s: the odd row not cut at %s (%s)", self.name, cut.cut, e)
-            return None
-        except Exception as e:  # noqa: BLE001 (a bug here must not fail the user's run: the row stays whole)
-            log.warning("cluster %s: the odd row not cut at %s (%s: %s; please report it)", self.name, cut.cut,
-                        type(e).__name__, e)
-            return None
-        if None in halves:
-            return None
-        return PipedRow(*halves, [at[r] for r in cut.first_inputs], [at[r] for r in cut.second_inputs[1:]])
-
-    def _part_options(self, rows: int) -> CompileOptions:
-        """The compile options of a row part of `rows` rows (row_split.py): the cluster's; for
-        one row, data-tiled weights packed at compile time (data_tiling="ahead"), so that the
-        parts of one binary share them (part_calls). MobileNetV2 batch 2 as two 1-row parts,
-        one process, the parts' split against a module each with its weights packed at load,
-        15 interleaved blocks (2026-11-29): 0.91 and 0.93; its 1-row module alone is as fast
-        either way. Its 2-row module packed at compile time is 10-15% slower alone, and batch 5's
-        2-row parts ran 1.09x shared that way: they keep a copy each."""
-        options = self.compile_options()
-        return replace(options, data_tiling="ahead") if options.data_tiling == "on" and rows == 1 else options
-
-    def _splittable(self, feeds: dict) -> dict | None:
-        """The cluster's specs for `feeds` (a `?` batch) where no op of the cluster lets a row
-        of the batch see another, every output is laid out one row per example
-        (analysis/batch_rows.py), and its constants are at most MAX_SPLIT_WEIGHT_BYTES (every
-        part reads them all); else None."""
-        try:
-            specs = infer_specs(self.graph, set(self.nodes), {**feeds, **self.resource_specs}, self.functions)
-        except HlobridgeError:
-            return None
-        if any(not specs[r].shape or specs[r].shape[0] is not None for r in self.outputs):
-            return None
-        weights = sum(math.prod(s.shape) * np.dtype(s.dtype).itemsize for r, s in specs.items()
-                      if self.graph.nodes[r.node].op == "Const" and s.is_static and not isinstance(s.dtype, str))
-        if weights > MAX_SPLIT_WEIGHT_BYTES or mixing_node(self.graph, self.nodes, specs, self.outputs) is not None:
-            return None
-        return specs
+    def _driver_of(self, work: int) -> str | None:
+        """The IREE driver a module of this estimated work runs on (executor_device)."""
+        return DRIVERS.get(executor_device(self.config.device, {WORK_KEY: str(work)}))
 
     def _is_dynamic(self, key: tuple) -> bool:
         return any(None in shape for _, shape in key[:len(self.tensor_inputs)])
@@ -586,7 +473,8 @@ class ClusterLaunch:
         """The binary of this signature, as a future Built: found in the cache by what the
         cluster is lowered from (a hit lowers nothing), else lowered here and compiled, on a
         compile thread when `background`; with `options` in place of the cluster's own. A
-        HlobridgeError is its result."""
+        HlobridgeError is its result. Where this build lowered the cluster, the future's `work`
+        is the module's estimated work (passes/ir/work_estimate.py), known before it compiles."""
         build: Future = Future()
         try:
             feeds = self.feed_specs(args)
@@ -625,11 +513,13 @@ class ClusterLaunch:
             claim.finish(vmfb)
             return Built(key, vmfb, "compiled", lowering, time.perf_counter() - start)
         if background:
-            return self.state.in_background(compile_text)
-        try:
-            build.set_result(compile_text())
-        except HlobridgeError as e:
-            build.set_exception(e)
+            build = self.state.in_background(compile_text)
+        else:
+            try:
+                build.set_result(compile_text())
+            except HlobridgeError as e:
+                build.set_exception(e)
+        build.work = work_in_text(text)
         return build
 
     def _finish(self, build: Future) -> tuple[Executable, Built]:

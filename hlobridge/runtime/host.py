@@ -9,6 +9,8 @@ the host (a DeviceArray's own `.shape` maps or copies the whole buffer).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .straight_call import mapped
@@ -47,3 +49,12 @@ def dtype_name(dtype) -> str:
     if name is None:
         name = _DTYPE_NAMES[dtype] = str(dtype)
     return name
+
+
+@dataclass(frozen=True)
+class PlannedArg:
+    """What planning knows of an argument it has no value for: its dtype and static shape
+    (all a signature needs of an input that is not read as a constant)."""
+
+    dtype: np.dtype
+    shape: tuple

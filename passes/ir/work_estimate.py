@@ -20,6 +20,7 @@ with a dynamically shaped tensor has no estimate (nothing is noted: it runs on t
 from __future__ import annotations
 
 import math
+import re
 
 from iree.compiler import ir
 
@@ -30,6 +31,12 @@ ELEMENT_COST = 5
 # no work of their own: constants, terminators, and a dispatch region (its ops count)
 FREE_OPS = frozenset({"stablehlo.constant", "arith.constant", "func.return", "stablehlo.return", "flow.return",
                       "flow.dispatch.region"})
+
+
+def work_in_text(text: str) -> int | None:
+    """The estimated work a lowered module's text notes (its first function's), or None."""
+    found = re.search(rf'{re.escape(WORK_KEY)} = "(\d+)"', text)
+    return int(found.group(1)) if found else None
 
 
 def estimate_work(module: ir.Module) -> dict[str, int]:

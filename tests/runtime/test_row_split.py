@@ -9,13 +9,15 @@ parts are kept without a trial (--no-row-split-trial), so that every call runs a
 import os
 import select
 import signal
+import threading
 import time
 
 import numpy as np
 import pytest
 
+from hlobridge.compile.cache import clear_memory_cache
 from hlobridge.frontend.graph_builder import GraphBuilder
-from hlobridge.runtime import cluster_launch, row_split
+from hlobridge.runtime import cluster_launch, row_parts, row_split
 from hlobridge.runtime.row_split import SplitTrial, part_sizes
 from hlobridge.runtime.session import Session
 from tests.corpus import Case
@@ -28,7 +30,7 @@ SPLIT = SPLIT_ON_TRIAL + " --no-row-split-trial"
 @pytest.fixture
 def hlobridge_flags(monkeypatch, flag_values):
     """flag_values (conftest.py), with two CPUs to split over whatever the machine has."""
-    monkeypatch.setattr(cluster_launch, "usable_cpus", lambda: [0, 1])
+    monkeypatch.setattr(row_parts, "usable_cpus", lambda: [0, 1])
     return flag_values
 
 
@@ -137,20 +139,20 @@ def test_the_caller_keeps_its_cpu_and_the_workers_of_the_others_take_the_parts(m
 def test_one_row_parts_share_one_module_of_weights_packed_at_compile_time(hlobridge_flags, monkeypatch):
     """Batch 2 on two CPUs: one binary of one row, its constant weights packed into the module
     (data_tiling="ahead"), loaded once and shared by the two parts' VM contexts; batch 4's
-    2-row parts pack theirs at load, a copy per context (cluster_launch._part_options)."""
+    2-row parts pack theirs at load, a copy per context (row_parts.RowParts.build)."""
     built, loads = [], []
 
     def build(self, args, background, options=None):
         built.append((args[0].shape[0], (options or self.compile_options()).data_tiling))
         return real_build(self, args, background, options)
 
-    class Recorded(cluster_launch.LoadedModule):
+    class Recorded(row_parts.LoadedModule):
         def __init__(self, vmfb, device="cpu", vm_module=None):
             super().__init__(vmfb, device, vm_module)
             loads.append((self, vm_module))
     real_build = cluster_launch.ClusterLaunch._build
     monkeypatch.setattr(cluster_launch.ClusterLaunch, "_build", build)
-    monkeypatch.setattr(cluster_launch, "LoadedModule", Recorded)
+    monkeypatch.setattr(row_parts, "LoadedModule", Recorded)
     hlobridge_flags(SPLIT)
     run_dense(15, 2)  # checked against NumPy
     assert (1, "ahead") in built
@@ -202,7 +204,7 @@ def test_a_cut_that_cannot_be_made_leaves_the_odd_row_in_a_part(hlobridge_flags,
     parts and the right numbers, with a warning in the log."""
     def broken(*args, **kwargs):
         raise RuntimeError("a bug in making a half")
-    monkeypatch.setattr(cluster_launch, "Cluster", broken)
+    monkeypatch.setattr(row_parts, "Cluster", broken)
     hlobridge_flags(SPLIT)
     assert splits(run_dense(9, 5)) == [[3, 2]]  # checked against NumPy
     assert "a bug in making a half" in caplog.text
@@ -282,10 +284,40 @@ def test_batch_one_and_small_clusters_run_whole(hlobridge_flags):
     assert splits(run_dense(2, 4)) == [None]
 
 
+def test_the_parts_compile_beside_the_whole_module(hlobridge_flags, monkeypatch):
+    """A signature that splits starts its parts' compiles once the whole module is lowered
+    (row_parts.RowParts.start), not once it is compiled: here the whole module's compile waits
+    until a part's has begun, which it could not if they came one after the other."""
+    clear_memory_cache()
+    monkeypatch.setattr(cluster_launch, "COMPILE_THREADS", 2)
+    part_began = threading.Event()
+    real_backend_of = cluster_launch.backend_of
+
+    class Watched:
+        def __init__(self, backend):
+            self.backend = backend
+
+        def __getattr__(self, name):
+            return getattr(self.backend, name)
+
+        def compile(self, text, options, *rest):
+            if "tensor<3x16xf32>" in text:  # a part of 3 rows
+                part_began.set()
+            elif "tensor<6x16xf32>" in text:  # the whole batch of 6
+                assert part_began.wait(30), "the parts began compiling only after the whole module"
+            return self.backend.compile(text, options, *rest)
+    monkeypatch.setattr(cluster_launch, "backend_of", lambda options: Watched(real_backend_of(options)))
+    hlobridge_flags(SPLIT)
+    x = np.random.default_rng(21).standard_normal((6, 16)).astype(np.float32)
+    sess = Session(dense_graph(mix_rows=False), cache_dir=False)
+    np.testing.assert_allclose(sess.run("y:0", {"x:0": x}), dense_expected(x, False), rtol=1e-5, atol=1e-5)
+    assert part_began.is_set() and splits(sess) == [[3, 3]]
+
+
 def test_a_cluster_with_more_constants_than_the_cache_runs_whole(hlobridge_flags, monkeypatch):
     """Each part reads every constant: above MAX_SPLIT_WEIGHT_BYTES (here lowered below W's 512
     bytes) the parts would read them from memory once each, so the call stays whole."""
-    monkeypatch.setattr(cluster_launch, "MAX_SPLIT_WEIGHT_BYTES", W.nbytes - 1)
+    monkeypatch.setattr(row_parts, "MAX_SPLIT_WEIGHT_BYTES", W.nbytes - 1)
     hlobridge_flags(SPLIT)
     assert splits(run_dense(3, 4)) == [None]
 
