@@ -451,7 +451,7 @@ class ClusterLaunch:
         """Start building signature `key`, of `args`, not compiled yet (lowered here, compiled on
         a compile thread); `executable` waits for it. Not when HLOBRIDGE_FLAGS asks for dumps
         (they are written as the cluster first runs)."""
-        if key in self.ahead or cluster_dumper(self.name).enabled:
+        if key in self.ahead or flags.from_environment().dump_to:
             return
         start = time.perf_counter()
         self.ahead[key] = (self._build(args, background=True), start)

@@ -60,6 +60,20 @@ def test_session_dumps_each_cluster_compile_in_its_own_numbered_directory(shared
     assert "flow.executable" in (first / "03-iree-flow.mlir").read_text()
 
 
+def test_clusters_compiled_ahead_dump_one_directory_each(tmp_path, env_flags):
+    """A plan that would compile its clusters side by side (runtime/cluster_launch.compile_ahead)
+    compiles them as they run when dumps are wanted: one numbered directory per cluster, each
+    with its dump, and no empty one left by the compile that did not start ahead."""
+    from tests.runtime.test_compile_ahead import two_cluster_graph
+    env_flags(f"--dump-to={tmp_path} --dump-pass=^shapes$")
+    clear_memory_cache()
+    x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
+    Session(two_cluster_graph(), cache_dir=False).run("brelu2:0", {"x:0": x})
+    dirs = sorted(tmp_path.iterdir())
+    assert [d.name for d in dirs] == ["000-cluster_0", "001-cluster_1"]
+    assert all([p.name for p in d.iterdir()] == ["00-shapes.txt"] for d in dirs)
+
+
 def test_compile_graph_reads_the_environment_and_explicit_options_win(tmp_path, env_flags):
     graph = TESTS / "lit" / "lowering" / "softmax.pbtxt"
     env_flags(f"--dump-to={tmp_path / 'env'} --dump-pass=^stablehlo$")
