@@ -34,7 +34,7 @@ from hlobridge.passes.graph.mark_for_compilation import VARIABLES, Cluster
 from hlobridge.passes.ir import pipeline
 from hlobridge.passes.ir.ir_helpers import note_in_reflection, signed_functions
 from hlobridge.passes.ir.tie_variables import ALIASED_KEY, FRESH_KEY, TIED_KEY
-from hlobridge.passes.ir.work_estimate import WORK_KEY, work_in_text
+from hlobridge.passes.ir.work_estimate import work_in_text, work_of
 
 from .. import dtypes, flags
 from ..analysis.const_analysis import constant_inputs
@@ -55,7 +55,7 @@ from .host import PlannedArg, dtype_name, shape_of, to_host
 from .caller_affinity import waiting_beside_the_pool
 from .module import DRIVERS, invoke_or_raise
 from .cluster_key import cluster_key_parts
-from .row_parts import RowParts, work_of
+from .row_parts import RowParts
 from .row_split import RowSplit, SplitTrial
 
 log = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ class Executable:
         load = backend_of(CompileOptions(backend=backend)).load
         self.module = load(vmfb, device)  # keeps the VM context alive
         main = self.module.functions["main"]
-        self.device = executor_device(device, main.reflection) if backend == "iree" else device
+        self.device = executor_device(device, work_of(main.reflection)) if backend == "iree" else device
         if self.device != device:
             self.module = load(vmfb, self.device)
             main = self.module.functions["main"]
@@ -267,15 +267,14 @@ class Executable:
             variables.write(values[r], v, shared=j not in self.fresh)
 
 
-def executor_device(device: str, reflection: dict) -> str:
-    """Where a cluster runs: on "cpu-task", one whose estimated work (passes/ir/work_estimate.py)
-    is at most HLOBRIDGE_FLAGS --small-cluster-flops runs on the calling thread ("cpu", IREE's
+def executor_device(device: str, work: int | None) -> str:
+    """Where a cluster runs: on "cpu-task", one whose estimated work (passes/ir/work_estimate.py;
+    None: not estimated, a dynamic shape) is at most HLOBRIDGE_FLAGS --small-cluster-flops runs on the calling thread ("cpu", IREE's
     local-sync): handing a call to the thread pool and waiting for it costs more than such a
     cluster computes (2-core VM, each step's median, local-sync / local-task: seed_linreg 0.43,
     seed_mnist_softmax 0.54, cnn_infer_bn 0.45; mlp_adam 1.08 and BERT-2 1.04, so they stay on
     the pool). Buffers are host memory on both, so a variable moves between them as it is."""
-    work = reflection.get(WORK_KEY)
-    small = work is not None and int(work) <= flags.from_environment().small_cluster_flops
+    small = work is not None and work <= flags.from_environment().small_cluster_flops
     return "cpu" if small and DRIVERS.get(device) == "local-task" else device
 
 
@@ -415,7 +414,7 @@ class ClusterLaunch:
 
     def _driver_of(self, work: int) -> str | None:
         """The IREE driver a module of this estimated work runs on (executor_device)."""
-        return DRIVERS.get(executor_device(self.config.device, {WORK_KEY: str(work)}))
+        return DRIVERS.get(executor_device(self.config.device, work))
 
     def _is_dynamic(self, key: tuple) -> bool:
         return any(None in shape for _, shape in key[:len(self.tensor_inputs)])

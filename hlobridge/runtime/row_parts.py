@@ -28,7 +28,6 @@ from ..analysis.shape_inference import infer_specs
 from ..compile.backend import backend_of
 from ..errors import HlobridgeError
 from ..passes.graph.mark_for_compilation import Cluster
-from ..passes.ir.work_estimate import WORK_KEY
 from .host import PlannedArg, shape_of
 from .module import LoadedModule
 from .row_split import MAX_SPLIT_WEIGHT_BYTES, PipedRow, RowSplit, part_sizes, usable_cpus
@@ -92,7 +91,7 @@ class RowParts:
     def build(self, rows: int) -> Future:
         """A part of `rows` rows, compiling on a compile thread: the cluster's options; for one
         row, data-tiled weights packed at compile time (data_tiling="ahead"), so that the parts
-        of one binary share them (cluster_launch.part_calls). MobileNetV2 batch 2 as two 1-row
+        of one binary share them (part_calls). MobileNetV2 batch 2 as two 1-row
         parts, one process, the parts' split against a module each with its weights packed at
         load, 15 interleaved blocks (2026-11-29): 0.91 and 0.93; its 1-row module alone is as
         fast either way. Its 2-row module packed at compile time is 10-15% slower alone, and
@@ -201,8 +200,3 @@ def part_calls(binaries: list[bytes]) -> list:
         calls.append(module.functions["main"]._straight)
     return calls
 
-
-def work_of(reflection: dict) -> int | None:
-    """A module's estimated work as its reflection notes it (passes/ir/work_estimate.py)."""
-    work = reflection.get(WORK_KEY)
-    return None if work is None else int(work)

@@ -39,6 +39,12 @@ def work_in_text(text: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def work_of(reflection: dict) -> int | None:
+    """The estimated work a compiled module's reflection notes, or None."""
+    work = reflection.get(WORK_KEY)
+    return None if work is None else int(work)
+
+
 def estimate_work(module: ir.Module) -> dict[str, int]:
     """Note the estimated work of each of the module's hlobridge functions (those with a
     signature) in its reflection; returns it by function name."""

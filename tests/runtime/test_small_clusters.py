@@ -91,10 +91,10 @@ def test_zero_puts_every_cluster_on_the_pool(small_cluster_flops):
 
 def test_only_cpu_task_chooses():
     from hlobridge.runtime.cluster_launch import executor_device
-    assert executor_device("cpu-task", {"hlobridge.work": "10"}) == "cpu"
-    assert executor_device("cpu-task", {"hlobridge.work": str(10**9)}) == "cpu-task"
-    assert executor_device("cpu-task", {}) == "cpu-task"  # no estimate (a dynamic shape): the pool
-    assert [executor_device(d, {"hlobridge.work": "10"}) for d in ("cpu", "cuda")] == ["cpu", "cuda"]
+    assert executor_device("cpu-task", 10) == "cpu"
+    assert executor_device("cpu-task", 10**9) == "cpu-task"
+    assert executor_device("cpu-task", None) == "cpu-task"  # no estimate (a dynamic shape): the pool
+    assert [executor_device(d, 10) for d in ("cpu", "cuda")] == ["cpu", "cuda"]
 
 
 def test_the_flag_takes_counts_in_any_spelling():
